@@ -1,0 +1,37 @@
+//! Compiles every `bpf/*.bpf.c` into a libbpf-rs skeleton in `$OUT_DIR`.
+
+use std::env;
+use std::fs;
+use std::path::PathBuf;
+
+use libbpf_cargo::SkeletonBuilder;
+
+fn main() {
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets CARGO_CFG_TARGET_ARCH");
+    // UAPI headers for asm/*.h live under the multiarch include directory on Debian.
+    let multiarch = format!("/usr/include/{arch}-linux-gnu");
+
+    println!("cargo:rerun-if-changed=bpf");
+    let mut sources: Vec<PathBuf> = fs::read_dir("bpf")
+        .expect("the bpf/ directory is part of the source tree")
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.to_string_lossy().ends_with(".bpf.c"))
+        .collect();
+    sources.sort();
+
+    for source in sources {
+        let file = source
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let stem = file.trim_end_matches(".bpf.c");
+        println!("cargo:rerun-if-changed={}", source.display());
+        let skeleton = out_dir.join(format!("{stem}.skel.rs"));
+        SkeletonBuilder::new()
+            .source(&source)
+            .clang_args(["-I", "bpf", "-I", multiarch.as_str(), "-Wall", "-O2"])
+            .build_and_generate(&skeleton)
+            .unwrap_or_else(|err| panic!("building {}: {err:#}", source.display()));
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what the build needs and a fresh Debian machine lacks: clang for the
+# BPF programs, libelf/zlib and pkg-config for the vendored libbpf. Does nothing
+# when all is present; needs root (apt-get) otherwise.
+set -euo pipefail
+
+packages=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev make)
+missing=()
+for pkg in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+	[[ $status == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+	if ((EUID != 0)); then
+		echo "install-deps: missing ${missing[*]}; run as root (sudo) to install them" >&2
+		exit 1
+	fi
+	echo "install-deps: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y -q "${missing[@]}" >/dev/null; then
+		apt-get update -q >/dev/null
+		apt-get install -y -q "${missing[@]}" >/dev/null
+	fi
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+	echo "install-deps: cargo is not on PATH; install Rust (rustup) first" >&2
+	exit 1
+fi

@@ -1,0 +1,310 @@
+//! The uprobe trigger family: the user-space and syscall baselines, and a BPF
+//! counter on uprobes, uretprobes and multi-uprobes over each probe target.
+
+use std::path::Path;
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, UprobeMultiOpts, UprobeOpts};
+
+use super::{Benchmark, RunConfig};
+use crate::bpf::skel::uprobe::{UprobeSkel, UprobeSkelBuilder};
+use crate::bpf::{self, HitCounters};
+use crate::error::{Error, Result};
+use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::targets::{self, Target};
+
+/// Probes attach to the running binary itself: the magic link names the very
+/// file this process executes, even if the path was replaced since.
+const SELF_EXE: &str = "/proc/self/exe";
+
+pub static BENCHES: &[&dyn Benchmark] = &[
+    &UsermodeCount,
+    &SyscallCount,
+    &probe(
+        "trig-uprobe-nop",
+        Attach::Uprobe,
+        Target::Nop,
+        "uprobe on a nop",
+    ),
+    &probe(
+        "trig-uprobe-push",
+        Attach::Uprobe,
+        Target::Push,
+        "uprobe on push %rbp",
+    ),
+    &probe(
+        "trig-uprobe-ret",
+        Attach::Uprobe,
+        Target::Ret,
+        "uprobe on ret",
+    ),
+    &probe(
+        "trig-uprobe-nop5",
+        Attach::Uprobe,
+        Target::Nop5,
+        "uprobe on a 5-byte nop",
+    ),
+    &probe(
+        "trig-uretprobe-nop",
+        Attach::Uretprobe,
+        Target::Nop,
+        "uretprobe on a function starting with nop",
+    ),
+    &probe(
+        "trig-uretprobe-push",
+        Attach::Uretprobe,
+        Target::Push,
+        "uretprobe on a function starting with push %rbp",
+    ),
+    &probe(
+        "trig-uretprobe-ret",
+        Attach::Uretprobe,
+        Target::Ret,
+        "uretprobe on a function that is just ret",
+    ),
+    &probe(
+        "trig-uretprobe-nop5",
+        Attach::Uretprobe,
+        Target::Nop5,
+        "uretprobe on a function starting with a 5-byte nop",
+    ),
+    &probe(
+        "trig-uprobe-multi-nop",
+        Attach::UprobeMulti,
+        Target::Nop,
+        "uprobe-multi link on a nop",
+    ),
+    &probe(
+        "trig-uprobe-multi-push",
+        Attach::UprobeMulti,
+        Target::Push,
+        "uprobe-multi link on push %rbp",
+    ),
+    &probe(
+        "trig-uprobe-multi-ret",
+        Attach::UprobeMulti,
+        Target::Ret,
+        "uprobe-multi link on ret",
+    ),
+    &probe(
+        "trig-uprobe-multi-nop5",
+        Attach::UprobeMulti,
+        Target::Nop5,
+        "uprobe-multi link on a 5-byte nop",
+    ),
+    &probe(
+        "trig-uretprobe-multi-nop",
+        Attach::UretprobeMulti,
+        Target::Nop,
+        "uretprobe-multi link, function starting with nop",
+    ),
+    &probe(
+        "trig-uretprobe-multi-push",
+        Attach::UretprobeMulti,
+        Target::Push,
+        "uretprobe-multi link, function starting with push %rbp",
+    ),
+    &probe(
+        "trig-uretprobe-multi-ret",
+        Attach::UretprobeMulti,
+        Target::Ret,
+        "uretprobe-multi link, function that is just ret",
+    ),
+    &probe(
+        "trig-uretprobe-multi-nop5",
+        Attach::UretprobeMulti,
+        Target::Nop5,
+        "uretprobe-multi link, function starting with a 5-byte nop",
+    ),
+];
+
+/// `trig-usermode-count`: the harness's own ceiling.
+struct UsermodeCount;
+
+impl Benchmark for UsermodeCount {
+    fn name(&self) -> &'static str {
+        "trig-usermode-count"
+    }
+    fn description(&self) -> &'static str {
+        "call the nop target and count in user space, no probe: the harness's ceiling"
+    }
+    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(CallNop))
+    }
+}
+
+struct CallNop;
+
+impl Workload for CallNop {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        ctx.run(targets::call_nop);
+        Ok(())
+    }
+}
+
+/// `trig-syscall-count`: the cost of the cheapest syscall, the usual baseline.
+struct SyscallCount;
+
+impl Benchmark for SyscallCount {
+    fn name(&self) -> &'static str {
+        "trig-syscall-count"
+    }
+    fn description(&self) -> &'static str {
+        "call getpgid(2) and count in user space: the syscall baseline"
+    }
+    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(CallGetpgid))
+    }
+}
+
+struct CallGetpgid;
+
+impl Workload for CallGetpgid {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        // SAFETY: getpgid(0) only reads the caller's process group.
+        ctx.run(|| unsafe {
+            libc::syscall(libc::SYS_getpgid, 0);
+        });
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Attach {
+    Uprobe,
+    Uretprobe,
+    UprobeMulti,
+    UretprobeMulti,
+}
+
+impl Attach {
+    fn is_return(self) -> bool {
+        matches!(self, Attach::Uretprobe | Attach::UretprobeMulti)
+    }
+    fn is_multi(self) -> bool {
+        matches!(self, Attach::UprobeMulti | Attach::UretprobeMulti)
+    }
+    fn what(self) -> &'static str {
+        match self {
+            Attach::Uprobe => "a uprobe",
+            Attach::Uretprobe => "a uretprobe",
+            Attach::UprobeMulti => "a uprobe-multi link",
+            Attach::UretprobeMulti => "a uretprobe-multi link",
+        }
+    }
+}
+
+/// A BPF program that only counts, on one target, attached one way.
+struct UprobeBench {
+    name: &'static str,
+    description: &'static str,
+    attach: Attach,
+    target: Target,
+}
+
+const fn probe(
+    name: &'static str,
+    attach: Attach,
+    target: Target,
+    description: &'static str,
+) -> UprobeBench {
+    UprobeBench {
+        name,
+        description,
+        attach,
+        target,
+    }
+}
+
+impl Benchmark for UprobeBench {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> &'static str {
+        self.description
+    }
+    fn needs_bpf(&self) -> bool {
+        true
+    }
+
+    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let exe = Path::new(SELF_EXE);
+        let offset = targets::resolve(exe, self.target)?;
+        let offset = usize::try_from(offset)
+            .map_err(|_| Error::setup(format!("offset {offset:#x} does not fit in usize")))?;
+
+        let mut open = UprobeSkelBuilder::default()
+            .open(bpf::object_storage())
+            .map_err(|e| bpf::load_error(self.name, "the uprobe BPF object", &e))?;
+        // Load only the program this benchmark attaches.
+        open.progs
+            .count_uprobe
+            .set_autoload(!self.attach.is_multi());
+        open.progs
+            .count_uprobe_multi
+            .set_autoload(self.attach.is_multi());
+        let skel = open
+            .load()
+            .map_err(|e| bpf::load_error(self.name, "the counting program", &e))?;
+
+        let retprobe = self.attach.is_return();
+        let link = if self.attach.is_multi() {
+            let opts = UprobeMultiOpts {
+                offsets: vec![offset],
+                retprobe,
+                ..Default::default()
+            };
+            skel.progs
+                .count_uprobe_multi
+                .attach_uprobe_multi_with_opts(-1, exe, "", opts)
+        } else {
+            let opts = UprobeOpts {
+                retprobe,
+                ..Default::default()
+            };
+            skel.progs
+                .count_uprobe
+                .attach_uprobe_with_opts(-1, exe, offset, opts)
+        }
+        .map_err(|e| bpf::attach_error(self.name, self.attach.what(), &e))?;
+
+        let bss = skel.maps.bss_data.as_deref().ok_or_else(|| {
+            Error::setup(format!(
+                "{}: the counters' .bss is not memory-mapped",
+                self.name
+            ))
+        })?;
+        let hits = HitCounters::new(&bss.hits);
+        Ok(Box::new(ProbedTarget {
+            _link: link,
+            hits,
+            _skel: skel,
+            target: self.target,
+        }))
+    }
+}
+
+/// Producers call the probed target; the BPF program counts the hits.
+struct ProbedTarget {
+    // Fields drop in order: the link detaches before the object is closed.
+    _link: Link,
+    hits: HitCounters,
+    _skel: UprobeSkel<'static>,
+    target: Target,
+}
+
+impl Workload for ProbedTarget {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        // SAFETY: every target is a function that takes and returns nothing.
+        self.target
+            .with_fn(|target| ctx.run(|| unsafe { target() }));
+        Ok(())
+    }
+
+    fn measure(&self, _ops: u64) -> Counts {
+        Counts {
+            hits: self.hits.total(),
+            drops: 0,
+        }
+    }
+}

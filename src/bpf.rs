@@ -1,0 +1,204 @@
+//! Glue between the benchmarks and libbpf: the generated skeletons, libbpf's
+//! log, privileges, errno classification, and reading the BPF hit counters.
+
+use std::collections::VecDeque;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use libbpf_rs::{OpenObject, PrintLevel};
+
+use crate::error::{Error, Result};
+
+/// The skeletons that build.rs generates from `bpf/*.bpf.c`.
+#[allow(
+    clippy::all,
+    dead_code,
+    non_camel_case_types,
+    non_snake_case,
+    unused_imports
+)]
+pub mod skel {
+    pub mod uprobe {
+        include!(concat!(env!("OUT_DIR"), "/uprobe.skel.rs"));
+    }
+}
+
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+/// The last lines libbpf printed, kept for error messages when not verbose.
+static RECENT_LOG: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+const RECENT_LOG_LINES: usize = 8;
+
+fn libbpf_log(level: PrintLevel, msg: String) {
+    if VERBOSE.load(Relaxed) {
+        eprint!("{msg}");
+        return;
+    }
+    if level == PrintLevel::Debug {
+        return;
+    }
+    let mut recent = RECENT_LOG.lock().unwrap_or_else(|e| e.into_inner());
+    if recent.len() == RECENT_LOG_LINES {
+        recent.pop_front();
+    }
+    recent.push_back(msg.trim_end().to_string());
+}
+
+/// Routes libbpf's log: everything to stderr with `verbose`, nothing otherwise.
+pub fn init_logging(verbose: bool) {
+    VERBOSE.store(verbose, Relaxed);
+    libbpf_rs::set_print(Some((PrintLevel::Debug, libbpf_log)));
+}
+
+/// The most recent warning libbpf printed, if any.
+pub fn last_libbpf_warning() -> Option<String> {
+    RECENT_LOG
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .back()
+        .cloned()
+}
+
+/// ENOTSUPP is kernel-internal (524) but reaches user space from BPF paths.
+const ENOTSUPP: i32 = 524;
+
+const CAP_SYS_ADMIN: u32 = 21;
+const CAP_PERFMON: u32 = 38;
+const CAP_BPF: u32 = 39;
+
+/// Refuses early, with the remedy, when the process cannot load BPF programs
+/// and attach probes: root or CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN).
+pub fn check_privileges(bench: &str) -> Result<()> {
+    let caps = effective_capabilities().unwrap_or(0);
+    let has = |cap: u32| caps & (1u64 << cap) != 0;
+    if has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_PERFMON)) {
+        return Ok(());
+    }
+    Err(Error::Permission(format!(
+        "{bench} loads BPF programs and attaches probes, which needs root \
+         (CAP_BPF and CAP_PERFMON): run it with sudo"
+    )))
+}
+
+fn effective_capabilities() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("CapEff:"))?;
+    u64::from_str_radix(line.trim_start_matches("CapEff:").trim(), 16).ok()
+}
+
+/// The errno inside a libbpf-rs error, if it carries one.
+pub fn errno(err: &libbpf_rs::Error) -> Option<i32> {
+    let text = format!("{err:#}");
+    let start = text.rfind("(os error ")? + "(os error ".len();
+    let end = start + text[start..].find(')')?;
+    text[start..end].parse().ok()
+}
+
+fn errno_name(errno: i32) -> String {
+    let name = match errno {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EACCES => "EACCES",
+        libc::EINVAL => "EINVAL",
+        libc::ENODEV => "ENODEV",
+        libc::ENOSPC => "ENOSPC",
+        libc::ENOSYS => "ENOSYS",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EBUSY => "EBUSY",
+        libc::E2BIG => "E2BIG",
+        libc::ESRCH => "ESRCH",
+        ENOTSUPP => "ENOTSUPP",
+        _ => return format!("errno {errno}"),
+    };
+    name.to_string()
+}
+
+/// Turns a failure to load `what` (a program or an object) into a sentence. A
+/// kernel that refuses the program type is "unsupported"; anything else is a
+/// set-up error.
+pub fn load_error(bench: &str, what: &str, err: &libbpf_rs::Error) -> Error {
+    match errno(err) {
+        Some(libc::EPERM) | Some(libc::EACCES) => Error::unsupported(format!(
+            "{bench}: the kernel refused to load {what} (EPERM: lockdown or an LSM)"
+        )),
+        Some(code @ (libc::EINVAL | libc::EOPNOTSUPP | ENOTSUPP)) => Error::unsupported(format!(
+            "{bench}: the kernel rejected {what} ({}); `-v` shows libbpf's log",
+            errno_name(code)
+        )),
+        _ => Error::setup(format!("{bench}: cannot load {what}: {}", describe(err))),
+    }
+}
+
+/// Turns a failure to attach `what` into a sentence, as [`load_error`] does.
+pub fn attach_error(bench: &str, what: &str, err: &libbpf_rs::Error) -> Error {
+    match errno(err) {
+        Some(code @ (libc::ENOENT | libc::EOPNOTSUPP | libc::ENOSYS | ENOTSUPP)) => {
+            Error::unsupported(format!(
+                "{bench}: the kernel cannot attach {what} ({})",
+                errno_name(code)
+            ))
+        }
+        Some(libc::EPERM) | Some(libc::EACCES) => Error::unsupported(format!(
+            "{bench}: the kernel refused to attach {what} (EPERM: lockdown or an LSM)"
+        )),
+        _ => Error::setup(format!("{bench}: cannot attach {what}: {}", describe(err))),
+    }
+}
+
+fn describe(err: &libbpf_rs::Error) -> String {
+    let base = format!("{err:#}");
+    match last_libbpf_warning() {
+        Some(log) if !VERBOSE.load(Relaxed) => format!("{base} (libbpf: {log})"),
+        _ => base,
+    }
+}
+
+/// Storage for a skeleton's object. Set-up leaks one small allocation per
+/// benchmark run so that the loaded skeleton can live in a `'static` workload;
+/// the BPF object itself is still closed when the skeleton is dropped.
+pub fn object_storage() -> &'static mut MaybeUninit<OpenObject> {
+    Box::leak(Box::new(MaybeUninit::uninit()))
+}
+
+/// The per-CPU hit slots of `bpf/counters.h`, read through the mmapped .bss.
+pub struct HitCounters {
+    first: *const u8,
+    stride: usize,
+    slots: usize,
+}
+
+// SAFETY: the pointer targets the mmapped .bss of a skeleton that the owning
+// workload keeps alive for as long as this value; it is only read atomically.
+unsafe impl Send for HitCounters {}
+unsafe impl Sync for HitCounters {}
+
+impl HitCounters {
+    /// `slots` is the skeleton's `hits` array; every slot starts with its `u64`.
+    pub fn new<T>(slots: &[T]) -> Self {
+        let possible = possible_cpus().clamp(1, slots.len());
+        HitCounters {
+            first: slots.as_ptr().cast(),
+            stride: std::mem::size_of::<T>(),
+            slots: possible,
+        }
+    }
+
+    /// The sum over all CPUs' slots.
+    pub fn total(&self) -> u64 {
+        (0..self.slots)
+            .map(|i| {
+                // SAFETY: slot i lies within the mapped array, is 8-byte aligned,
+                // and the kernel updates it atomically.
+                let value =
+                    unsafe { AtomicU64::from_ptr(self.first.add(i * self.stride) as *mut u64) };
+                value.load(Relaxed)
+            })
+            .sum()
+    }
+}
+
+fn possible_cpus() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    usize::try_from(n).unwrap_or(1)
+}

@@ -1,0 +1,322 @@
+//! The command line: clap definitions, and their translation into a validated
+//! [`RunConfig`] for one benchmark.
+
+use std::ffi::OsString;
+
+use clap::error::ErrorKind;
+use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
+
+use crate::benches::{self, Benchmark, Params, RunConfig};
+use crate::error::{Error, Result};
+use crate::runner::affinity::{parse_cpu_list, Affinity};
+
+/// Hard limits, stated in `--help` and enforced.
+pub const MAX_THREADS: u64 = 1024;
+pub const MAX_SECONDS: u64 = 86_400;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "bench",
+    version,
+    about = "Measure what kernel instrumentation costs: uprobes, tracepoints, syscalls, breakpoints.",
+    after_help = "Run `bench --list` for the benchmarks. Exit codes: 0 ok, 1 failure, 2 bad usage, \
+                  3 missing privileges, 4 unsupported by this kernel, 5 set-up refused."
+)]
+struct Cli {
+    /// The benchmark to run (see --list).
+    #[arg(value_name = "BENCHMARK")]
+    bench: Option<String>,
+
+    /// List the benchmarks with a one-line description each.
+    #[arg(short = 'l', long)]
+    list: bool,
+
+    /// Warm-up seconds, run but left out of the summary.
+    #[arg(short = 'w', long, value_name = "SEC", default_value_t = 1,
+          allow_hyphen_values = true, value_parser = seconds(0))]
+    warmup: u64,
+
+    /// Measured seconds, one sample each.
+    #[arg(short = 'd', long, value_name = "SEC", default_value_t = 5,
+          allow_hyphen_values = true, value_parser = seconds(1))]
+    duration: u64,
+
+    /// Producer threads.
+    #[arg(short = 'p', long, value_name = "N", default_value_t = 1,
+          allow_hyphen_values = true, value_parser = threads(1))]
+    producers: u64,
+
+    /// Consumer threads (for benchmarks that have them).
+    #[arg(short = 'c', long, value_name = "N", default_value_t = 0,
+          allow_hyphen_values = true, value_parser = threads(0))]
+    consumers: u64,
+
+    /// Pin threads to online CPUs: consumers first, then producers, wrapping.
+    #[arg(short = 'a', long)]
+    affinity: bool,
+
+    /// Pin producers to these CPUs, e.g. 0-3,5 (implies -a).
+    #[arg(long, value_name = "CPUS", value_parser = cpu_list)]
+    prod_affinity: Option<CpuList>,
+
+    /// Pin consumers to these CPUs (implies -a).
+    #[arg(long, value_name = "CPUS", value_parser = cpu_list)]
+    cons_affinity: Option<CpuList>,
+
+    /// Fixed work: run exactly N producer operations in total, then report
+    /// the time taken and what was counted.
+    #[arg(short = 'r', long, value_name = "N", allow_hyphen_values = true,
+          value_parser = count(1, u64::MAX))]
+    repeat: Option<u64>,
+
+    /// Print only the results, not the set-up chatter.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+
+    /// Let libbpf's debug log through to stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+}
+
+/// What the command line asks for.
+pub enum Command {
+    /// Text to print on stdout, then exit 0 (help, version).
+    Print(String),
+    List,
+    Run(Box<RunRequest>),
+}
+
+pub struct RunRequest {
+    pub bench: &'static dyn Benchmark,
+    pub config: RunConfig,
+    pub quiet: bool,
+    pub verbose: bool,
+}
+
+fn count(min: u64, max: u64) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone {
+    move |text: &str| {
+        let value: u64 = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("expected a whole number, got '{text}'"))?;
+        if value < min || value > max {
+            return Err(format!("must be between {min} and {max}"));
+        }
+        Ok(value)
+    }
+}
+
+fn seconds(min: u64) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone {
+    count(min, MAX_SECONDS)
+}
+
+fn threads(min: u64) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone {
+    count(min, MAX_THREADS)
+}
+
+/// A parsed CPU list; a newtype so that clap takes it as one value.
+#[derive(Clone, Debug)]
+struct CpuList(Vec<usize>);
+
+fn cpu_list(text: &str) -> std::result::Result<CpuList, String> {
+    parse_cpu_list(text).map(CpuList)
+}
+
+/// Adds every benchmark's own options to the parser, under their own heading.
+fn command() -> clap::Command {
+    let mut cmd = Cli::command();
+    for option in benches::all_options() {
+        let mut arg = Arg::new(option.long)
+            .long(option.long)
+            .value_name(option.value_name)
+            .help(format!(
+                "{} [default {}, {}..={}]",
+                option.help, option.default, option.min, option.max
+            ))
+            .help_heading("Benchmark options")
+            .allow_hyphen_values(true)
+            .action(ArgAction::Set)
+            .value_parser(count(0, u64::MAX));
+        if let Some(short) = option.short {
+            arg = arg.short(short);
+        }
+        cmd = cmd.arg(arg);
+    }
+    cmd
+}
+
+/// The first line of a clap error, without its "error: " prefix: one sentence.
+fn clap_sentence(err: &clap::Error) -> String {
+    let rendered = err.render().to_string();
+    let first = rendered.lines().next().unwrap_or("invalid command line");
+    first.trim_start_matches("error: ").trim().to_string()
+}
+
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
+    let matches = match command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(err) => {
+            return match err.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    Ok(Command::Print(err.render().to_string()))
+                }
+                _ => Err(Error::usage(clap_sentence(&err))),
+            }
+        }
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::usage(clap_sentence(&e)))?;
+    if cli.list {
+        return Ok(Command::List);
+    }
+    let Some(name) = cli.bench.as_deref() else {
+        return Err(Error::usage(
+            "no benchmark named: give one, e.g. `bench trig-uprobe-nop` (see --list)",
+        ));
+    };
+    let bench = benches::find(name).ok_or_else(|| unknown_benchmark(name))?;
+
+    let given = given_options(&matches);
+    let params = Params::resolve(bench, &given)?;
+    let affinity = if cli.affinity || cli.prod_affinity.is_some() || cli.cons_affinity.is_some() {
+        Affinity::Auto {
+            producers: cli.prod_affinity.map(|l| l.0),
+            consumers: cli.cons_affinity.map(|l| l.0),
+        }
+    } else {
+        Affinity::None
+    };
+    if cli.consumers > 0 && !bench.has_consumers() {
+        return Err(Error::usage(format!(
+            "{} has no consumers, so -c/--consumers must be 0",
+            bench.name()
+        )));
+    }
+    let config = RunConfig {
+        producers: cli.producers as usize,
+        consumers: cli.consumers as usize,
+        warmup_secs: cli.warmup as u32,
+        duration_secs: cli.duration as u32,
+        affinity,
+        repeat: cli.repeat,
+        params,
+    };
+    bench.validate(&config)?;
+    Ok(Command::Run(Box::new(RunRequest {
+        bench,
+        config,
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+    })))
+}
+
+fn given_options(matches: &ArgMatches) -> Vec<(&'static str, u64)> {
+    benches::all_options()
+        .into_iter()
+        .filter_map(|o| matches.get_one::<u64>(o.long).map(|&v| (o.long, v)))
+        .collect()
+}
+
+fn unknown_benchmark(name: &str) -> Error {
+    let close = benches::suggestions(name);
+    if close.is_empty() {
+        Error::usage(format!(
+            "unknown benchmark '{name}'; `bench --list` shows them all"
+        ))
+    } else {
+        Error::usage(format!(
+            "unknown benchmark '{name}'; did you mean {}?",
+            close.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Command> {
+        parse(
+            std::iter::once("bench")
+                .chain(args.iter().copied())
+                .map(OsString::from),
+        )
+    }
+
+    fn usage_error(args: &[&str]) -> String {
+        match run(args) {
+            Err(Error::Usage(msg)) => msg,
+            Err(other) => panic!("{args:?}: not a usage error: {other}"),
+            Ok(_) => panic!("{args:?} was accepted"),
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_kernel_runner() {
+        let Ok(Command::Run(req)) = run(&["trig-uprobe-nop"]) else {
+            panic!("not a run")
+        };
+        let c = &req.config;
+        assert_eq!(
+            (c.producers, c.consumers, c.warmup_secs, c.duration_secs),
+            (1, 0, 1, 5)
+        );
+        assert_eq!(c.affinity, Affinity::None);
+        assert_eq!(c.repeat, None);
+    }
+
+    #[test]
+    fn affinity_lists_imply_affinity() {
+        let Ok(Command::Run(req)) = run(&["--prod-affinity", "0-1", "-p2", "trig-syscall-count"])
+        else {
+            panic!("not a run")
+        };
+        assert_eq!(
+            req.config.affinity,
+            Affinity::Auto {
+                producers: Some(vec![0, 1]),
+                consumers: None
+            }
+        );
+    }
+
+    #[test]
+    fn bad_input_is_one_sentence() {
+        for (args, needle) in [
+            (
+                &["-d", "0", "trig-syscall-count"][..],
+                "between 1 and 86400",
+            ),
+            (
+                &["-d", "-1", "trig-syscall-count"][..],
+                "expected a whole number, got '-1'",
+            ),
+            (&["-d", "five", "trig-syscall-count"][..], "got 'five'"),
+            (&["-p", "0", "trig-syscall-count"][..], "between 1 and 1024"),
+            (
+                &["-p", "5000", "trig-syscall-count"][..],
+                "between 1 and 1024",
+            ),
+            (
+                &["--prod-affinity", "1-", "trig-syscall-count"][..],
+                "not a CPU number",
+            ),
+            (
+                &["trig-syscall-count", "extra"][..],
+                "unexpected argument 'extra'",
+            ),
+            (&[][..], "no benchmark named"),
+            (&["-c", "1", "trig-syscall-count"][..], "has no consumers"),
+            (&["trig-uprobe-nopp"][..], "did you mean trig-uprobe-nop"),
+        ] {
+            let msg = usage_error(args);
+            assert!(msg.contains(needle), "{args:?}: {msg}");
+            assert!(!msg.contains('\n'), "{args:?}: more than one line: {msg}");
+        }
+    }
+
+    #[test]
+    fn help_and_version_are_printed_not_errors() {
+        assert!(matches!(run(&["--help"]), Ok(Command::Print(_))));
+        assert!(matches!(run(&["--version"]), Ok(Command::Print(_))));
+    }
+}

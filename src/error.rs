@@ -1,0 +1,70 @@
+//! Errors as values: each carries one sentence for the user and maps to a
+//! documented exit code (see the README).
+
+use std::fmt;
+
+/// Exit codes, documented in the README. Scripts depend on them: never renumber.
+pub mod exit {
+    pub const SUCCESS: u8 = 0;
+    /// The benchmark failed while running, or an output could not be written.
+    pub const FAILURE: u8 = 1;
+    /// Bad command line: unknown benchmark, bad number, bad CPU list, ...
+    pub const USAGE: u8 = 2;
+    /// Not root, or without CAP_BPF / CAP_PERFMON.
+    pub const PERMISSION: u8 = 3;
+    /// This kernel (or CPU) cannot run the benchmark.
+    pub const UNSUPPORTED: u8 = 4;
+    /// Set-up refused to run: a probe target is not the expected instruction,
+    /// or the probe could not be attached for a reason other than missing support.
+    pub const SETUP: u8 = 5;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    Usage(String),
+    Permission(String),
+    Unsupported(String),
+    Setup(String),
+    Runtime(String),
+}
+
+impl Error {
+    pub fn usage(msg: impl Into<String>) -> Self {
+        Error::Usage(msg.into())
+    }
+    pub fn setup(msg: impl Into<String>) -> Self {
+        Error::Setup(msg.into())
+    }
+    pub fn runtime(msg: impl Into<String>) -> Self {
+        Error::Runtime(msg.into())
+    }
+    pub fn unsupported(msg: impl Into<String>) -> Self {
+        Error::Unsupported(msg.into())
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => exit::USAGE,
+            Error::Permission(_) => exit::PERMISSION,
+            Error::Unsupported(_) => exit::UNSUPPORTED,
+            Error::Setup(_) => exit::SETUP,
+            Error::Runtime(_) => exit::FAILURE,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Unsupported(msg) => write!(f, "unsupported: {msg}"),
+            Error::Usage(msg)
+            | Error::Permission(msg)
+            | Error::Setup(msg)
+            | Error::Runtime(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,10 @@
+//! `bench`: measures what kernel instrumentation costs.
+
+pub mod benches;
+pub mod bpf;
+pub mod cli;
+pub mod error;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod targets;

@@ -1,0 +1,116 @@
+//! Parse, pick, run, report; map errors to exit codes.
+
+use std::process::ExitCode;
+
+use bench::benches::{self, RunConfig};
+use bench::cli::{self, Command, RunRequest};
+use bench::error::{Error, Result};
+use bench::report::{progress::Progress, text};
+use bench::runner::{self, affinity};
+use bench::{bpf, stats};
+
+fn main() -> ExitCode {
+    // A bug must still end in one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        eprintln!(
+            "error: internal error in thread {}: {message}",
+            thread.name().unwrap_or("unnamed")
+        );
+    }));
+    let result = cli::parse(std::env::args_os()).and_then(|command| match command {
+        Command::Print(text) => {
+            println!("{}", text.trim_end());
+            Ok(())
+        }
+        Command::List => {
+            list();
+            Ok(())
+        }
+        Command::Run(request) => run(&request),
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            match &err {
+                Error::Unsupported(_) => eprintln!("{err}"),
+                _ => eprintln!("error: {err}"),
+            }
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+fn list() {
+    let width = benches::all().map(|b| b.name().len()).max().unwrap_or(0);
+    println!("Available benchmarks:");
+    for bench in benches::all() {
+        println!("  {:width$}  {}", bench.name(), bench.description());
+    }
+}
+
+fn run(request: &RunRequest) -> Result<()> {
+    let RunRequest {
+        bench,
+        config,
+        quiet,
+        verbose,
+    } = request;
+    bpf::init_logging(*verbose);
+    if bench.needs_bpf() {
+        bpf::check_privileges(bench.name())?;
+    }
+    let online = affinity::online_cpus()?;
+    let placement = affinity::place(
+        &config.affinity,
+        config.producers,
+        config.consumers,
+        &online,
+    )?;
+
+    if !quiet {
+        println!("Setting up benchmark '{}'...", bench.name());
+    }
+    let workload = bench.setup(config)?;
+    if !quiet {
+        println!("Benchmark '{}' started.", bench.name());
+    }
+    if let Some(repeat) = config.repeat {
+        let result = runner::run_fixed(workload.as_ref(), &placement, repeat)?;
+        for line in text::fixed_lines(bench.name(), &result, config.producers) {
+            println!("{line}");
+        }
+        return Ok(());
+    }
+    timed(workload.as_ref(), config, &placement)
+}
+
+fn timed(
+    workload: &dyn runner::Workload,
+    config: &RunConfig,
+    placement: &affinity::Placement,
+) -> Result<()> {
+    let progress = Progress::new(config.warmup_secs, config.duration_secs);
+    let samples = runner::run_timed(
+        workload,
+        placement,
+        config.warmup_secs,
+        config.duration_secs,
+        &mut |sample| {
+            progress.println(&text::iteration_line(sample, config.producers));
+            progress.advance(sample);
+        },
+    )?;
+    progress.finish();
+    match stats::summarize(&samples, config.producers) {
+        Some(summary) => println!("{}", text::summary_line(&summary)),
+        None => return Err(Error::runtime("no iteration was measured")),
+    }
+    Ok(())
+}

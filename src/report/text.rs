@@ -1,0 +1,141 @@
+//! The kernel runner's text format. Scripts parse the last line with
+//! `tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-`: keep the field layout.
+
+use crate::runner::FixedRun;
+use crate::stats::{Sample, Summary};
+
+fn mega(per_sec: f64) -> f64 {
+    per_sec / 1e6
+}
+
+/// `Iter   3 (  12.345us): hits    1.234M/s (  1.234M/prod), drops ...`; the
+/// figure in parentheses is how late the tick fired.
+pub fn iteration_line(sample: &Sample, producers: usize) -> String {
+    let hits = mega(sample.hits_per_sec());
+    format!(
+        "Iter {:3} ({:7.3}us): hits {:8.3}M/s ({:7.3}M/prod), drops {:8.3}M/s, total operations {:8.3}M/s",
+        sample.iteration,
+        sample.late_ns as f64 / 1e3,
+        hits,
+        hits / producers.max(1) as f64,
+        mega(sample.drops_per_sec()),
+        mega(sample.total_per_sec()),
+    )
+}
+
+/// `Summary: hits    1.234 ± 0.012M/s (  1.234M/prod), drops ..., latency ...`.
+/// The latency (per producer, per hit) goes last so the first fields stay
+/// where the kernel's scripts cut them.
+pub fn summary_line(summary: &Summary) -> String {
+    let latency = match summary.latency_ns {
+        Some(ns) => format!("{ns:8.3} ns/op"),
+        None => "     n/a ns/op".to_string(),
+    };
+    format!(
+        "Summary: hits {:8.3} \u{00b1} {:5.3}M/s ({:7.3}M/prod), drops {:8.3} \u{00b1} {:5.3}M/s, \
+         total operations {:8.3} \u{00b1} {:5.3}M/s, latency {latency}",
+        mega(summary.hits.mean),
+        mega(summary.hits.sd),
+        mega(summary.per_producer),
+        mega(summary.drops.mean),
+        mega(summary.drops.sd),
+        mega(summary.total.mean),
+        mega(summary.total.sd),
+    )
+}
+
+/// The report of a fixed-work (`--repeat`) run, in `perf bench`'s layout with
+/// the counted hits and drops added.
+pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String> {
+    let secs = run.elapsed_ns / 1_000_000_000;
+    let millis = run.elapsed_ns % 1_000_000_000 / 1_000_000;
+    let usecs_per_op = if run.ops == 0 {
+        0.0
+    } else {
+        run.elapsed_ns as f64 / 1e3 / run.ops as f64
+    };
+    vec![
+        format!(
+            "# Executed {} calls of {bench} on {producers} producer{}",
+            run.ops,
+            if producers == 1 { "" } else { "s" }
+        ),
+        format!(" {:>14}: {secs}.{millis:03} [sec]", "Total time"),
+        String::new(),
+        format!(" {usecs_per_op:14.6} usecs/op"),
+        format!(" {:>14} hits", run.counts.hits),
+        format!(" {:>14} drops", run.counts.drops),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Counts;
+    use crate::stats::MeanSd;
+
+    /// What `cut -d'(' -f1 | cut -d' ' -f3-` leaves of a line.
+    fn kernel_cut(line: &str) -> String {
+        let first = line.split('(').next().unwrap();
+        first.split(' ').skip(2).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn the_summary_survives_the_kernel_scripts_cut() {
+        let summary = Summary {
+            samples: 5,
+            hits: MeanSd {
+                mean: 1_234_000.0,
+                sd: 12_000.0,
+            },
+            drops: MeanSd { mean: 0.0, sd: 0.0 },
+            total: MeanSd {
+                mean: 1_234_000.0,
+                sd: 12_000.0,
+            },
+            per_producer: 1_234_000.0,
+            latency_ns: Some(810.373),
+            max_late_ns: 0,
+        };
+        let line = summary_line(&summary);
+        assert!(line.starts_with("Summary: hits    1.234 \u{b1} 0.012M/s (  1.234M/prod), drops    0.000 \u{b1} 0.000M/s, total operations    1.234 \u{b1} 0.012M/s"), "{line}");
+        assert!(line.ends_with("latency  810.373 ns/op"), "{line}");
+        assert_eq!(kernel_cut(&line).trim(), "1.234 \u{b1} 0.012M/s");
+    }
+
+    #[test]
+    fn iteration_lines_show_lateness_in_microseconds() {
+        let sample = Sample {
+            iteration: 3,
+            elapsed_ns: 1_000_012_345,
+            late_ns: 12_345,
+            hits: 1_234_015,
+            drops: 0,
+            warmup: false,
+        };
+        assert_eq!(
+            iteration_line(&sample, 1),
+            "Iter   3 ( 12.345us): hits    1.234M/s (  1.234M/prod), drops    0.000M/s, total operations    1.234M/s"
+        );
+    }
+
+    #[test]
+    fn fixed_runs_report_time_per_op_and_counts() {
+        let run = FixedRun {
+            elapsed_ns: 2_500_000_000,
+            ops: 1_000_000,
+            counts: Counts {
+                hits: 1_000_000,
+                drops: 0,
+            },
+        };
+        let lines = fixed_lines("trig-uprobe-nop", &run, 2);
+        assert_eq!(
+            lines[0],
+            "# Executed 1000000 calls of trig-uprobe-nop on 2 producers"
+        );
+        assert_eq!(lines[1], "     Total time: 2.500 [sec]");
+        assert_eq!(lines[3], "       2.500000 usecs/op");
+        assert_eq!(lines[4], "        1000000 hits");
+    }
+}

@@ -1,0 +1,494 @@
+//! Threads, affinity, the stop flag and the measure loop. The runner knows no
+//! benchmark: it drives any [`Workload`] and hands samples to an observer.
+
+pub mod affinity;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::stats::Sample;
+use affinity::{pin_current_thread, Placement};
+
+/// What a benchmark counted since it was set up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub hits: u64,
+    pub drops: u64,
+}
+
+/// A benchmark after set-up: the bodies its threads run and the counters it reads.
+pub trait Workload: Sync {
+    /// The producer body. It loops through [`ProducerCtx::run`] or
+    /// [`ProducerCtx::try_run`], which count operations and stop on time.
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()>;
+
+    /// The consumer body, for benchmarks that have consumers; returns when
+    /// [`ConsumerCtx::should_stop`] says so.
+    fn consume(&self, _ctx: &ConsumerCtx<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Cumulative counts since set-up. `ops` is what the producers counted in
+    /// user space; a benchmark whose hits are counted elsewhere (in BPF) reads
+    /// its own counters instead.
+    fn measure(&self, ops: u64) -> Counts {
+        Counts {
+            hits: ops,
+            drops: 0,
+        }
+    }
+}
+
+/// One producer's operation count, alone on its cache line so that producers
+/// never write to a line another producer writes.
+#[repr(align(128))]
+#[derive(Default)]
+struct OpCounter(AtomicU64);
+
+/// A stop request that sleepers can wait on.
+#[derive(Default)]
+struct StopFlag {
+    flag: AtomicBool,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+impl StopFlag {
+    fn is_set(&self) -> bool {
+        self.flag.load(Relaxed)
+    }
+
+    fn set(&self) {
+        self.flag.store(true, Relaxed);
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.wake.notify_all();
+    }
+
+    /// Sleeps until `deadline`; false when woken early by a stop request.
+    fn sleep_until(&self, deadline: Instant) -> bool {
+        let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if self.is_set() {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return true;
+            }
+            guard = match self.wake.wait_timeout(guard, deadline - now) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    /// Waits until `done()` holds or a stop is requested.
+    fn wait_for(&self, done: impl Fn() -> bool) {
+        let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !done() && !self.is_set() {
+            guard = match self.wake.wait_timeout(guard, Duration::from_millis(100)) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+}
+
+/// Holds every thread at the start line until all are pinned and set.
+#[derive(Default)]
+struct StartGate {
+    state: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl StartGate {
+    fn arrive_and_wait(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.0 += 1;
+        self.changed.notify_all();
+        while !state.1 {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn wait_arrivals(&self, count: usize) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while state.0 < count {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.1 = true;
+        self.changed.notify_all();
+    }
+}
+
+/// What a producer thread gets: its id, its counter, and when to stop.
+pub struct ProducerCtx<'a> {
+    pub id: usize,
+    stop: &'a StopFlag,
+    ops: &'a AtomicU64,
+    /// Fixed-work mode: how many times this producer runs its operation.
+    quota: Option<u64>,
+}
+
+impl ProducerCtx<'_> {
+    /// Runs `op` until told to stop (or `quota` times), counting one
+    /// operation per call.
+    #[inline(always)]
+    pub fn run(&self, mut op: impl FnMut()) {
+        let mut done = 0u64;
+        match self.quota {
+            None => {
+                while !self.stop.is_set() {
+                    op();
+                    done += 1;
+                    // Only this thread writes the counter: a plain store is exact.
+                    self.ops.store(done, Relaxed);
+                }
+            }
+            Some(quota) => {
+                while done < quota && !self.stop.is_set() {
+                    op();
+                    done += 1;
+                    self.ops.store(done, Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Like [`run`](Self::run) for an operation that can fail and that counts
+    /// several operations per call (e.g. a batch of threads).
+    #[inline(always)]
+    pub fn try_run(&self, mut op: impl FnMut() -> Result<u64>) -> Result<()> {
+        let mut done = 0u64;
+        let mut calls = 0u64;
+        let quota = self.quota.unwrap_or(u64::MAX);
+        while calls < quota && !self.stop.is_set() {
+            done += op()?;
+            calls += 1;
+            self.ops.store(done, Relaxed);
+        }
+        Ok(())
+    }
+
+    pub fn should_stop(&self) -> bool {
+        self.stop.is_set()
+    }
+}
+
+/// What a consumer thread gets.
+pub struct ConsumerCtx<'a> {
+    pub id: usize,
+    stop: &'a StopFlag,
+}
+
+impl ConsumerCtx<'_> {
+    pub fn should_stop(&self) -> bool {
+        self.stop.is_set()
+    }
+}
+
+struct Shared {
+    stop: StopFlag,
+    gate: StartGate,
+    ops: Vec<OpCounter>,
+    producers_done: AtomicUsize,
+    failure: Mutex<Option<Error>>,
+}
+
+impl Shared {
+    fn total_ops(&self) -> u64 {
+        self.ops.iter().map(|c| c.0.load(Relaxed)).sum()
+    }
+
+    /// Records the first failure and stops everyone.
+    fn fail(&self, err: Error) {
+        let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        failure.get_or_insert(err);
+        drop(failure);
+        self.stop.set();
+    }
+
+    fn failed(&self) -> bool {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+}
+
+/// Runs a thread body: pin, wait at the start line, work; failures and panics
+/// become the run's error.
+fn thread_body(shared: &Shared, cpu: Option<usize>, who: &str, body: impl FnOnce() -> Result<()>) {
+    let pinned = cpu.map_or(Ok(()), pin_current_thread);
+    shared.gate.arrive_and_wait();
+    let result = match pinned {
+        Ok(()) if !shared.stop.is_set() => catch_unwind(AssertUnwindSafe(body))
+            .unwrap_or_else(|_| Err(Error::runtime(format!("{who} panicked")))),
+        other => other,
+    };
+    if let Err(err) = result {
+        shared.fail(err);
+    }
+}
+
+/// Starts the consumers and producers, runs `main` once all are at the start
+/// line, then stops and joins them. `quotas` sets fixed-work mode.
+fn with_threads<R>(
+    workload: &dyn Workload,
+    placement: &Placement,
+    quotas: Option<&[u64]>,
+    main: impl FnOnce(&Shared) -> R,
+) -> Result<R> {
+    let shared = Shared {
+        stop: StopFlag::default(),
+        gate: StartGate::default(),
+        ops: (0..placement.producers.len())
+            .map(|_| OpCounter::default())
+            .collect(),
+        producers_done: AtomicUsize::new(0),
+        failure: Mutex::new(None),
+    };
+    let result = thread::scope(|scope| {
+        let mut spawned = 0usize;
+        for (id, &cpu) in placement.consumers.iter().enumerate() {
+            let shared = &shared;
+            let who = format!("consumer {id}");
+            let spawn = thread::Builder::new()
+                .name(format!("consumer-{id}"))
+                .spawn_scoped(scope, move || {
+                    thread_body(shared, cpu, &who, || {
+                        workload.consume(&ConsumerCtx {
+                            id,
+                            stop: &shared.stop,
+                        })
+                    })
+                });
+            match spawn {
+                Ok(_) => spawned += 1,
+                Err(e) => shared.fail(Error::runtime(format!("cannot start consumer {id}: {e}"))),
+            }
+        }
+        for (id, &cpu) in placement.producers.iter().enumerate() {
+            let shared = &shared;
+            let who = format!("producer {id}");
+            let quota = quotas.map(|q| q[id]);
+            let spawn = thread::Builder::new()
+                .name(format!("producer-{id}"))
+                .spawn_scoped(scope, move || {
+                    thread_body(shared, cpu, &who, || {
+                        workload.produce(&ProducerCtx {
+                            id,
+                            stop: &shared.stop,
+                            ops: &shared.ops[id].0,
+                            quota,
+                        })
+                    });
+                    shared.producers_done.fetch_add(1, Relaxed);
+                    shared.stop.set_if(|| {
+                        quota.is_some() && shared.producers_done.load(Relaxed) == shared.ops.len()
+                    });
+                });
+            match spawn {
+                Ok(_) => spawned += 1,
+                Err(e) => shared.fail(Error::runtime(format!("cannot start producer {id}: {e}"))),
+            }
+        }
+        shared.gate.wait_arrivals(spawned);
+        shared.gate.open();
+        let result = (!shared.failed()).then(|| main(&shared));
+        shared.stop.set();
+        result
+    });
+    let failure = shared
+        .failure
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    match (failure, result) {
+        (Some(err), _) => Err(err),
+        (None, Some(result)) => Ok(result),
+        (None, None) => Err(Error::runtime("the run stopped before it started")),
+    }
+}
+
+impl StopFlag {
+    /// Wakes the sleepers if `cond` holds, without requesting a stop: used by
+    /// the last fixed-work producer to end the wait early.
+    fn set_if(&self, cond: impl Fn() -> bool) {
+        if cond() {
+            let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.wake.notify_all();
+        }
+    }
+}
+
+/// Runs `warmup + duration` one-second iterations and returns every sample
+/// (warm-up ones marked). `on_sample` sees each sample as it is taken.
+pub fn run_timed(
+    workload: &dyn Workload,
+    placement: &Placement,
+    warmup: u32,
+    duration: u32,
+    on_sample: &mut dyn FnMut(&Sample),
+) -> Result<Vec<Sample>> {
+    with_threads(workload, placement, None, |shared| {
+        let mut samples = Vec::with_capacity((warmup + duration) as usize);
+        let start = Instant::now();
+        let mut prev_time = start;
+        let mut prev = workload.measure(shared.total_ops());
+        for iteration in 0..warmup + duration {
+            let deadline = start + Duration::from_secs(u64::from(iteration) + 1);
+            if !shared.stop.sleep_until(deadline) {
+                break;
+            }
+            let now = Instant::now();
+            let counts = workload.measure(shared.total_ops());
+            let sample = Sample {
+                iteration,
+                elapsed_ns: nanos(now - prev_time),
+                late_ns: signed_nanos(now, deadline),
+                hits: counts.hits.saturating_sub(prev.hits),
+                drops: counts.drops.saturating_sub(prev.drops),
+                warmup: iteration < warmup,
+            };
+            on_sample(&sample);
+            samples.push(sample);
+            prev = counts;
+            prev_time = now;
+        }
+        samples
+    })
+}
+
+/// The result of a fixed-work run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FixedRun {
+    /// From the start line until the last producer finished.
+    pub elapsed_ns: u64,
+    /// Operations the producers counted.
+    pub ops: u64,
+    /// What the benchmark counted (e.g. BPF hits) during the run.
+    pub counts: Counts,
+}
+
+/// Splits `repeat` calls over the producers, the remainder to the first ones.
+pub fn quotas(repeat: u64, producers: usize) -> Vec<u64> {
+    let n = producers.max(1) as u64;
+    (0..n)
+        .map(|i| repeat / n + u64::from(i < repeat % n))
+        .collect()
+}
+
+/// Runs exactly `repeat` producer operations in total and reports the time.
+pub fn run_fixed(workload: &dyn Workload, placement: &Placement, repeat: u64) -> Result<FixedRun> {
+    let quotas = quotas(repeat, placement.producers.len());
+    let before = workload.measure(0);
+    let (elapsed_ns, ops) = with_threads(workload, placement, Some(&quotas), |shared| {
+        let start = Instant::now();
+        let producers = shared.ops.len();
+        shared
+            .stop
+            .wait_for(|| shared.producers_done.load(Relaxed) == producers);
+        (nanos(start.elapsed()), shared.total_ops())
+    })?;
+    let after = workload.measure(ops);
+    Ok(FixedRun {
+        elapsed_ns,
+        ops,
+        counts: Counts {
+            hits: after.hits.saturating_sub(before.hits),
+            drops: after.drops.saturating_sub(before.drops),
+        },
+    })
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn signed_nanos(now: Instant, deadline: Instant) -> i64 {
+    match now.checked_duration_since(deadline) {
+        Some(late) => i64::try_from(late.as_nanos()).unwrap_or(i64::MAX),
+        None => -i64::try_from((deadline - now).as_nanos()).unwrap_or(i64::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use affinity::{place, Affinity};
+
+    struct Spin;
+    impl Workload for Spin {
+        fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+            ctx.run(|| std::hint::black_box(()));
+            Ok(())
+        }
+    }
+
+    struct Fails;
+    impl Workload for Fails {
+        fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+            ctx.try_run(|| Err(Error::runtime("the operation failed")))
+        }
+    }
+
+    fn unpinned(producers: usize) -> Placement {
+        place(&Affinity::None, producers, 0, &[0]).unwrap()
+    }
+
+    #[test]
+    fn quotas_split_the_work_exactly() {
+        assert_eq!(quotas(10, 3), vec![4, 3, 3]);
+        assert_eq!(quotas(2, 4), vec![1, 1, 0, 0]);
+        assert_eq!(quotas(7, 1), vec![7]);
+    }
+
+    #[test]
+    fn fixed_runs_do_exactly_the_work_asked() {
+        let run = run_fixed(&Spin, &unpinned(3), 100_003).unwrap();
+        assert_eq!(run.ops, 100_003);
+        assert_eq!(run.counts.hits, 100_003);
+    }
+
+    #[test]
+    fn a_failing_producer_fails_the_run() {
+        let err = run_fixed(&Fails, &unpinned(2), 10).unwrap_err();
+        assert_eq!(err.to_string(), "the operation failed");
+        let err = run_timed(&Fails, &unpinned(1), 0, 3, &mut |_| {}).unwrap_err();
+        assert_eq!(err.to_string(), "the operation failed");
+    }
+
+    #[test]
+    fn a_panicking_producer_fails_the_run() {
+        struct Panics;
+        impl Workload for Panics {
+            fn produce(&self, _ctx: &ProducerCtx<'_>) -> Result<()> {
+                panic!("boom")
+            }
+        }
+        let err = run_fixed(&Panics, &unpinned(1), 1).unwrap_err();
+        assert_eq!(err.to_string(), "producer 0 panicked");
+    }
+
+    #[test]
+    fn timed_runs_tick_once_a_second_and_mark_warmup() {
+        let mut seen = 0;
+        let samples = run_timed(&Spin, &unpinned(1), 1, 1, &mut |_| seen += 1).unwrap();
+        assert_eq!(seen, 2);
+        assert!(samples[0].warmup && !samples[1].warmup);
+        for s in &samples {
+            assert!(s.hits > 0);
+            // The tick fires after its deadline, never before.
+            assert!(s.late_ns >= 0, "{s:?}");
+            assert!((s.elapsed_ns as i64 - 1_000_000_000 - s.late_ns).abs() < 1_000_000_000);
+        }
+    }
+}

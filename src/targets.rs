@@ -1,0 +1,273 @@
+//! Probe targets: tiny functions whose first instruction is fixed in assembly,
+//! so that no optimiser can change what a uprobe lands on, and the ELF work that
+//! turns a target's symbol into the file offset a uprobe is attached at.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use object::elf::{PF_X, PT_LOAD};
+use object::read::elf::{ElfFile64, ProgramHeader};
+use object::{Endianness, Object, ObjectSymbol, ReadCache};
+
+use crate::error::{Error, Result};
+
+#[cfg(not(target_arch = "x86_64"))]
+compile_error!("the probe targets are written in x86-64 assembly");
+
+// Each target is its own global function symbol. `push` calls a helper so that it
+// is not a leaf and its frame set-up is real; `nop5` starts with the 5-byte nop
+// that the kernel can optimise uprobes on.
+std::arch::global_asm!(
+    ".pushsection .text.bench_targets,\"ax\",@progbits",
+    ".p2align 4",
+    ".globl bench_target_nop",
+    ".type bench_target_nop,@function",
+    "bench_target_nop:",
+    "    nop",
+    "    ret",
+    ".size bench_target_nop, .-bench_target_nop",
+    ".p2align 4",
+    ".hidden bench_target_callee",
+    ".globl bench_target_callee",
+    ".type bench_target_callee,@function",
+    "bench_target_callee:",
+    "    ret",
+    ".size bench_target_callee, .-bench_target_callee",
+    ".p2align 4",
+    ".globl bench_target_push",
+    ".type bench_target_push,@function",
+    "bench_target_push:",
+    "    push rbp",
+    "    mov rbp, rsp",
+    "    call bench_target_callee",
+    "    pop rbp",
+    "    ret",
+    ".size bench_target_push, .-bench_target_push",
+    ".p2align 4",
+    ".globl bench_target_ret",
+    ".type bench_target_ret,@function",
+    "bench_target_ret:",
+    "    ret",
+    ".size bench_target_ret, .-bench_target_ret",
+    ".p2align 4",
+    ".globl bench_target_nop5",
+    ".type bench_target_nop5,@function",
+    "bench_target_nop5:",
+    "    .byte 0x0f, 0x1f, 0x44, 0x00, 0x00",
+    "    ret",
+    ".size bench_target_nop5, .-bench_target_nop5",
+    ".popsection",
+);
+
+extern "C" {
+    fn bench_target_nop();
+    fn bench_target_push();
+    fn bench_target_ret();
+    fn bench_target_nop5();
+}
+
+/// A probe target, named by the instruction the probe lands on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Nop,
+    Push,
+    Ret,
+    Nop5,
+}
+
+impl Target {
+    pub const ALL: [Target; 4] = [Target::Nop, Target::Push, Target::Ret, Target::Nop5];
+
+    /// Short name used in benchmark names (`trig-uprobe-<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Nop => "nop",
+            Target::Push => "push",
+            Target::Ret => "ret",
+            Target::Nop5 => "nop5",
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Target::Nop => "bench_target_nop",
+            Target::Push => "bench_target_push",
+            Target::Ret => "bench_target_ret",
+            Target::Nop5 => "bench_target_nop5",
+        }
+    }
+
+    /// The encoding of the first instruction.
+    pub fn expected_bytes(self) -> &'static [u8] {
+        match self {
+            Target::Nop => &[0x90],
+            Target::Push => &[0x55],
+            Target::Ret => &[0xc3],
+            Target::Nop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00],
+        }
+    }
+
+    /// The first instruction in AT&T syntax, for messages.
+    pub fn instruction(self) -> &'static str {
+        match self {
+            Target::Nop => "nop",
+            Target::Push => "push %rbp",
+            Target::Ret => "ret",
+            Target::Nop5 => "nopl 0x0(%rax,%rax,1)",
+        }
+    }
+
+    /// Runs `op` with the target's entry point bound statically, so that a
+    /// producer loop calls the target directly rather than through a pointer.
+    #[inline(always)]
+    pub fn with_fn<R>(self, op: impl FnOnce(unsafe extern "C" fn()) -> R) -> R {
+        match self {
+            Target::Nop => op(bench_target_nop),
+            Target::Push => op(bench_target_push),
+            Target::Ret => op(bench_target_ret),
+            Target::Nop5 => op(bench_target_nop5),
+        }
+    }
+}
+
+/// Calls the `nop` target once: the cheapest user-space operation the harness
+/// can count, used by the baselines.
+#[inline(always)]
+pub fn call_nop() {
+    // SAFETY: the target is a leaf that only executes `nop; ret`.
+    unsafe { bench_target_nop() }
+}
+
+/// The file offset of `symbol` in the ELF executable at `exe`: the symbol's
+/// address, moved from the executable PT_LOAD segment that holds it to the
+/// file position that segment is loaded from. This is what a uprobe needs.
+pub fn uprobe_offset(exe: &Path, symbol: &str) -> Result<u64> {
+    let file =
+        File::open(exe).map_err(|e| Error::setup(format!("cannot open {}: {e}", exe.display())))?;
+    let cache = ReadCache::new(file);
+    let elf = ElfFile64::<Endianness, _>::parse(&cache)
+        .map_err(|e| Error::setup(format!("{} is not a 64-bit ELF file: {e}", exe.display())))?;
+    let endian = elf.endian();
+
+    let address = elf
+        .symbols()
+        .chain(elf.dynamic_symbols())
+        .find(|sym| sym.name() == Ok(symbol))
+        .map(|sym| sym.address())
+        .ok_or_else(|| {
+            Error::setup(format!(
+                "symbol {symbol} is not in {}'s symbol table (was the binary stripped?)",
+                exe.display()
+            ))
+        })?;
+
+    elf.elf_program_headers()
+        .iter()
+        .filter(|ph| ph.p_type(endian) == PT_LOAD && ph.p_flags(endian) & PF_X != 0)
+        .find(|ph| {
+            let start = ph.p_vaddr(endian);
+            address >= start && address < start + ph.p_filesz(endian)
+        })
+        .map(|ph| address - ph.p_vaddr(endian) + ph.p_offset(endian))
+        .ok_or_else(|| {
+            Error::setup(format!(
+                "symbol {symbol} at {address:#x} is not in an executable segment of {}",
+                exe.display()
+            ))
+        })
+}
+
+/// Reads the bytes at `offset` in `exe` and refuses, with the reason, when they
+/// are not `target`'s instruction: a benchmark named after an instruction must
+/// measure a probe on that instruction.
+pub fn check_instruction(exe: &Path, offset: u64, target: Target) -> Result<()> {
+    let expected = target.expected_bytes();
+    let mut found = vec![0u8; expected.len()];
+    File::open(exe)
+        .and_then(|file| file.read_exact_at(&mut found, offset))
+        .map_err(|e| Error::setup(format!("cannot read {} at {offset:#x}: {e}", exe.display())))?;
+    if found == expected {
+        return Ok(());
+    }
+    Err(Error::setup(format!(
+        "{} at offset {offset:#x} of {} starts with {} instead of {} ({}): refusing to probe it",
+        target.symbol(),
+        exe.display(),
+        hex(&found),
+        hex(expected),
+        target.instruction(),
+    )))
+}
+
+/// The checked uprobe offset of `target` in `exe`.
+pub fn resolve(exe: &Path, target: Target) -> Result<u64> {
+    let offset = uprobe_offset(exe, target.symbol())?;
+    check_instruction(exe, offset, target)?;
+    Ok(offset)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SELF: &str = "/proc/self/exe";
+
+    #[test]
+    fn every_target_resolves_in_this_binary() {
+        for target in Target::ALL {
+            let offset = resolve(Path::new(SELF), target).unwrap();
+            assert!(offset > 0, "{target:?}");
+        }
+    }
+
+    #[test]
+    fn the_offset_points_at_the_code_that_runs() {
+        // The bytes at the file offset must equal the bytes at the function's
+        // address in memory: the offset maps the symbol to the running code.
+        for target in Target::ALL {
+            let offset = uprobe_offset(Path::new(SELF), target.symbol()).unwrap();
+            let mut on_disk = [0u8; 8];
+            File::open(SELF)
+                .unwrap()
+                .read_exact_at(&mut on_disk, offset)
+                .unwrap();
+            let in_memory = target.with_fn(|f| {
+                // SAFETY: reading the first bytes of a function in a mapped text segment.
+                unsafe { std::slice::from_raw_parts(f as *const u8, 8) }.to_vec()
+            });
+            assert_eq!(&on_disk[..], &in_memory[..], "{target:?}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_instruction_is_refused() {
+        let offset = uprobe_offset(Path::new(SELF), Target::Nop.symbol()).unwrap();
+        let err = check_instruction(Path::new(SELF), offset, Target::Push).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("starts with 90 instead of 55"), "{msg}");
+        assert_eq!(err.exit_code(), crate::error::exit::SETUP);
+    }
+
+    #[test]
+    fn an_unknown_symbol_is_a_clear_error() {
+        let err = uprobe_offset(Path::new(SELF), "no_such_symbol_here").unwrap_err();
+        assert!(err.to_string().contains("not in"), "{err}");
+    }
+
+    #[test]
+    fn the_targets_can_be_called() {
+        for target in Target::ALL {
+            // SAFETY: every target is a function that takes and returns nothing.
+            target.with_fn(|f| unsafe { f() });
+        }
+    }
+}

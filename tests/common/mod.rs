@@ -1,0 +1,81 @@
+//! Helpers shared by the integration tests: run the built binary, parse what
+//! it prints, and keep probe runs from overlapping.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn bench_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_bench"))
+}
+
+#[derive(Debug)]
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn run_cmd(mut cmd: Command) -> Output {
+    let out = cmd.output().expect("the bench binary runs");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+pub fn run_bin(bin: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(bin);
+    cmd.args(args);
+    run_cmd(cmd)
+}
+
+pub fn run(args: &[&str]) -> Output {
+    run_bin(&bench_bin(), args)
+}
+
+/// Uprobes are attached for all processes on the bench binary's inode, so two
+/// probe runs at once would count each other's calls. Every test that attaches
+/// probes holds this lock, which spans test processes too.
+pub struct ProbeLock(File);
+
+pub fn probe_lock() -> ProbeLock {
+    let path = std::env::temp_dir().join("bench-tests-probe.lock");
+    let file = File::create(path).expect("the lock file can be created");
+    // SAFETY: flock on an open descriptor we own.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock failed");
+    ProbeLock(file)
+}
+
+/// The counted hits in the report of a `--repeat` run.
+pub fn fixed_hits(stdout: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.trim().strip_suffix(" hits"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no hits line in:\n{stdout}"))
+}
+
+/// Asserts that a failed run said one sentence on stderr and nothing worse.
+pub fn assert_one_clear_line(out: &Output, code: i32, needle: &str) {
+    assert_eq!(out.code, code, "exit code; stderr: {}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one line on stderr, got: {:?}",
+        out.stderr
+    );
+    assert!(lines[0].contains(needle), "{:?} lacks {needle:?}", lines[0]);
+    for noise in ["panicked", "backtrace", "libbpf:", "RUST_BACKTRACE"] {
+        assert!(
+            !out.stderr.contains(noise),
+            "stderr has {noise:?}: {}",
+            out.stderr
+        );
+    }
+}

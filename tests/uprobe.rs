@@ -1,0 +1,141 @@
+//! The uprobe family, for real: load, attach, count, detach.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::Path;
+
+use bench::targets::{uprobe_offset, Target};
+use common::*;
+
+const PROBED: [&str; 16] = [
+    "trig-uprobe-nop",
+    "trig-uprobe-push",
+    "trig-uprobe-ret",
+    "trig-uprobe-nop5",
+    "trig-uretprobe-nop",
+    "trig-uretprobe-push",
+    "trig-uretprobe-ret",
+    "trig-uretprobe-nop5",
+    "trig-uprobe-multi-nop",
+    "trig-uprobe-multi-push",
+    "trig-uprobe-multi-ret",
+    "trig-uprobe-multi-nop5",
+    "trig-uretprobe-multi-nop",
+    "trig-uretprobe-multi-push",
+    "trig-uretprobe-multi-ret",
+    "trig-uretprobe-multi-nop5",
+];
+
+#[test]
+fn every_probe_variant_counts_exactly_the_calls_made() {
+    let _lock = probe_lock();
+    for bench in PROBED {
+        for (calls, producers) in [("1", "1"), ("20011", "2")] {
+            let out = run(&["-q", "-r", calls, "-p", producers, bench]);
+            assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
+            assert_eq!(
+                fixed_hits(&out.stdout),
+                calls.parse::<u64>().unwrap(),
+                "{bench} with {producers} producer(s):\n{}",
+                out.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn baselines_count_in_user_space() {
+    for bench in ["trig-usermode-count", "trig-syscall-count"] {
+        let out = run(&["-q", "-r", "123457", "-p", "3", bench]);
+        assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
+        assert_eq!(fixed_hits(&out.stdout), 123_457, "{bench}");
+    }
+}
+
+#[test]
+fn a_timed_run_prints_iterations_and_a_parseable_summary() {
+    let _lock = probe_lock();
+    let out = run(&["-w1", "-d2", "-a", "trig-uprobe-nop"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines[0], "Setting up benchmark 'trig-uprobe-nop'...");
+    assert_eq!(lines[1], "Benchmark 'trig-uprobe-nop' started.");
+    let iters: Vec<&&str> = lines.iter().filter(|l| l.starts_with("Iter ")).collect();
+    assert_eq!(iters.len(), 3, "{}", out.stdout);
+    let summary = lines.last().unwrap();
+    assert!(summary.starts_with("Summary: hits "), "{summary}");
+    // What the kernel's scripts do: tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-
+    let cut = summary.split('(').next().unwrap();
+    let cut: Vec<&str> = cut.split(' ').skip(2).collect();
+    let cut = cut.join(" ");
+    let (mean, rest) = cut.trim().split_once(" \u{b1} ").expect("mean ± sd");
+    let mean: f64 = mean.parse().unwrap();
+    assert!(rest.ends_with("M/s"), "{cut}");
+    // A uprobe on this machine fires between 0.1 and 100 million times a second.
+    assert!(mean > 0.1 && mean < 100.0, "{mean}");
+}
+
+#[test]
+fn quiet_drops_the_set_up_chatter() {
+    let out = run(&["-q", "-w0", "-d1", "trig-usermode-count"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("Setting up"), "{}", out.stdout);
+    assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
+}
+
+#[test]
+fn no_bpf_program_outlives_the_run() {
+    let _lock = probe_lock();
+    let out = run(&["-q", "-r", "1000", "trig-uretprobe-multi-push"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The kernel frees a closed program after an RCU grace period (a tasks-trace
+    // one for multi-uprobe links), so give it a moment before calling it leaked.
+    let mut leftovers = Vec::new();
+    for _ in 0..100 {
+        leftovers = libbpf_rs::query::ProgInfoIter::default()
+            .map(|p| p.name.to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("count_uprobe"))
+            .collect();
+        if leftovers.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(leftovers.is_empty(), "left loaded: {leftovers:?}");
+}
+
+/// A copy of the binary whose `nop` target starts with another instruction
+/// must be refused at set-up, before anything runs.
+#[test]
+fn a_target_with_the_wrong_instruction_is_refused() {
+    let dir = tempdir("wrong-insn");
+    let copy = dir.join("bench");
+    fs::copy(bench_bin(), &copy).unwrap();
+    let offset = uprobe_offset(&copy, Target::Nop.symbol()).unwrap();
+    let file = fs::OpenOptions::new().write(true).open(&copy).unwrap();
+    file.write_all_at(&[0x55], offset).unwrap();
+    drop(file);
+
+    let out = run_bin(&copy, &["-q", "-r", "10", "trig-uprobe-nop"]);
+    assert_one_clear_line(
+        &out,
+        5,
+        "starts with 55 instead of 90 (nop): refusing to probe it",
+    );
+    // The other targets of the same copy are untouched and still run.
+    let _lock = probe_lock();
+    let out = run_bin(&copy, &["-q", "-r", "10", "trig-uprobe-push"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(fixed_hits(&out.stdout), 10);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+fn tempdir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("bench-test-{tag}-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(Path::new(&dir).is_dir());
+    dir
+}
