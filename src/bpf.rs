@@ -1,10 +1,8 @@
 //! Glue between the benchmarks and libbpf: the generated skeletons, libbpf's
 //! log, privileges, errno classification, and reading the BPF hit counters.
 
-use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
 
 use libbpf_rs::{OpenObject, PrintLevel};
 
@@ -19,44 +17,28 @@ use crate::error::{Error, Result};
     unused_imports
 )]
 pub mod skel {
+    pub mod trigger {
+        include!(concat!(env!("OUT_DIR"), "/trigger.skel.rs"));
+    }
     pub mod uprobe {
         include!(concat!(env!("OUT_DIR"), "/uprobe.skel.rs"));
+    }
+    pub mod usdt {
+        include!(concat!(env!("OUT_DIR"), "/usdt.skel.rs"));
     }
 }
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
-/// The last lines libbpf printed, kept for error messages when not verbose.
-static RECENT_LOG: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
-const RECENT_LOG_LINES: usize = 8;
-
-fn libbpf_log(level: PrintLevel, msg: String) {
+fn libbpf_log(_level: PrintLevel, msg: String) {
     if VERBOSE.load(Relaxed) {
         eprint!("{msg}");
-        return;
     }
-    if level == PrintLevel::Debug {
-        return;
-    }
-    let mut recent = RECENT_LOG.lock().unwrap_or_else(|e| e.into_inner());
-    if recent.len() == RECENT_LOG_LINES {
-        recent.pop_front();
-    }
-    recent.push_back(msg.trim_end().to_string());
 }
 
 /// Routes libbpf's log: everything to stderr with `verbose`, nothing otherwise.
 pub fn init_logging(verbose: bool) {
     VERBOSE.store(verbose, Relaxed);
     libbpf_rs::set_print(Some((PrintLevel::Debug, libbpf_log)));
-}
-
-/// The most recent warning libbpf printed, if any.
-pub fn last_libbpf_warning() -> Option<String> {
-    RECENT_LOG
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .back()
-        .cloned()
 }
 
 /// ENOTSUPP is kernel-internal (524) but reaches user space from BPF paths.
@@ -116,40 +98,40 @@ fn errno_name(errno: i32) -> String {
 /// Turns a failure to load `what` (a program or an object) into a sentence. A
 /// kernel that refuses the program type is "unsupported"; anything else is a
 /// set-up error.
-pub fn load_error(bench: &str, what: &str, err: &libbpf_rs::Error) -> Error {
+pub fn load_error(what: &str, err: &libbpf_rs::Error) -> Error {
     match errno(err) {
         Some(libc::EPERM) | Some(libc::EACCES) => Error::unsupported(format!(
-            "{bench}: the kernel refused to load {what} (EPERM: lockdown or an LSM)"
+            "the kernel refused to load {what} (EPERM: lockdown or an LSM)"
         )),
         Some(code @ (libc::EINVAL | libc::EOPNOTSUPP | ENOTSUPP)) => Error::unsupported(format!(
-            "{bench}: the kernel rejected {what} ({}); `-v` shows libbpf's log",
+            "the kernel rejected {what} ({}); `-v` shows libbpf's log",
             errno_name(code)
         )),
-        _ => Error::setup(format!("{bench}: cannot load {what}: {}", describe(err))),
+        _ => Error::setup(format!("cannot load {what}: {}", describe(err))),
     }
 }
 
 /// Turns a failure to attach `what` into a sentence, as [`load_error`] does.
-pub fn attach_error(bench: &str, what: &str, err: &libbpf_rs::Error) -> Error {
+pub fn attach_error(what: &str, err: &libbpf_rs::Error) -> Error {
     match errno(err) {
         Some(code @ (libc::ENOENT | libc::EOPNOTSUPP | libc::ENOSYS | ENOTSUPP)) => {
             Error::unsupported(format!(
-                "{bench}: the kernel cannot attach {what} ({})",
+                "the kernel cannot attach {what} ({})",
                 errno_name(code)
             ))
         }
         Some(libc::EPERM) | Some(libc::EACCES) => Error::unsupported(format!(
-            "{bench}: the kernel refused to attach {what} (EPERM: lockdown or an LSM)"
+            "the kernel refused to attach {what} (EPERM: lockdown or an LSM)"
         )),
-        _ => Error::setup(format!("{bench}: cannot attach {what}: {}", describe(err))),
+        _ => Error::setup(format!("cannot attach {what}: {}", describe(err))),
     }
 }
 
 fn describe(err: &libbpf_rs::Error) -> String {
-    let base = format!("{err:#}");
-    match last_libbpf_warning() {
-        Some(log) if !VERBOSE.load(Relaxed) => format!("{base} (libbpf: {log})"),
-        _ => base,
+    if VERBOSE.load(Relaxed) {
+        format!("{err:#}")
+    } else {
+        format!("{err:#}; `-v` shows libbpf's log")
     }
 }
 

@@ -31,6 +31,11 @@ struct Cli {
     #[arg(short = 'l', long)]
     list: bool,
 
+    /// Try every benchmark (load, attach, detach) and say which this kernel
+    /// can run; exits 0 unless the tool itself failed.
+    #[arg(long)]
+    probe: bool,
+
     /// Warm-up seconds, run but left out of the summary.
     #[arg(short = 'w', long, value_name = "SEC", default_value_t = 1,
           allow_hyphen_values = true, value_parser = seconds(0))]
@@ -83,6 +88,7 @@ pub enum Command {
     /// Text to print on stdout, then exit 0 (help, version).
     Print(String),
     List,
+    Probe,
     Run(Box<RunRequest>),
 }
 
@@ -167,6 +173,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::usage(clap_sentence(&e)))?;
     if cli.list {
         return Ok(Command::List);
+    }
+    if cli.probe {
+        return Ok(Command::Probe);
     }
     let Some(name) = cli.bench.as_deref() else {
         return Err(Error::usage(

@@ -4,6 +4,8 @@ pub mod benches;
 pub mod bpf;
 pub mod cli;
 pub mod error;
+pub mod kernel;
+pub mod probe;
 pub mod report;
 pub mod runner;
 pub mod stats;

@@ -7,7 +7,7 @@ use bench::cli::{self, Command, RunRequest};
 use bench::error::{Error, Result};
 use bench::report::{progress::Progress, text};
 use bench::runner::{self, affinity};
-use bench::{bpf, stats};
+use bench::{bpf, probe, stats};
 
 fn main() -> ExitCode {
     // A bug must still end in one line, not a backtrace.
@@ -24,6 +24,7 @@ fn main() -> ExitCode {
             thread.name().unwrap_or("unnamed")
         );
     }));
+    let mut bench_name = None;
     let result = cli::parse(std::env::args_os()).and_then(|command| match command {
         Command::Print(text) => {
             println!("{}", text.trim_end());
@@ -33,13 +34,24 @@ fn main() -> ExitCode {
             list();
             Ok(())
         }
-        Command::Run(request) => run(&request),
+        Command::Probe => {
+            bpf::init_logging(false);
+            for line in probe::probe_all() {
+                println!("{line}");
+            }
+            Ok(())
+        }
+        Command::Run(request) => {
+            bench_name = Some(request.bench.name());
+            run(&request)
+        }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            match &err {
-                Error::Unsupported(_) => eprintln!("{err}"),
+            match (&err, bench_name) {
+                (Error::Unsupported(why), Some(bench)) => eprintln!("unsupported: {bench}: {why}"),
+                (Error::Unsupported(_), None) => eprintln!("{err}"),
                 _ => eprintln!("error: {err}"),
             }
             ExitCode::from(err.exit_code())

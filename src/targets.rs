@@ -60,11 +60,61 @@ std::arch::global_asm!(
     ".popsection",
 );
 
+// USDT sites: each function's first instruction is a SystemTap SDT probe point
+// ("bench" provider, no arguments), described by a note in .note.stapsdt as the
+// SDT ABI lays it out: pc, the .stapsdt.base address, semaphore (none), names.
+macro_rules! usdt_site {
+    ($symbol:literal, $probe:literal, $($insn:literal),+) => {
+        std::arch::global_asm!(
+            ".pushsection .text.bench_targets,\"ax\",@progbits",
+            ".p2align 4",
+            concat!(".globl ", $symbol),
+            concat!(".type ", $symbol, ",@function"),
+            concat!($symbol, ":"),
+            "990:",
+            $($insn,)+
+            "    ret",
+            concat!(".size ", $symbol, ", .-", $symbol),
+            ".popsection",
+            ".pushsection .note.stapsdt,\"?\",@note",
+            ".balign 4",
+            ".4byte 992f-991f, 994f-993f, 3",
+            "991: .asciz \"stapsdt\"",
+            "992: .balign 4",
+            "993: .8byte 990b",
+            ".8byte _.stapsdt.base",
+            ".8byte 0",
+            ".asciz \"bench\"",
+            concat!(".asciz \"", $probe, "\""),
+            ".asciz \"\"",
+            "994: .balign 4",
+            ".popsection",
+            ".ifndef _.stapsdt.base",
+            ".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat",
+            ".weak _.stapsdt.base",
+            ".hidden _.stapsdt.base",
+            "_.stapsdt.base: .space 1",
+            ".size _.stapsdt.base, 1",
+            ".popsection",
+            ".endif",
+        );
+    };
+}
+
+usdt_site!("bench_usdt_nop", "nop", "    nop");
+usdt_site!(
+    "bench_usdt_nop5",
+    "nop5",
+    "    .byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
+);
+
 extern "C" {
     fn bench_target_nop();
     fn bench_target_push();
     fn bench_target_ret();
     fn bench_target_nop5();
+    fn bench_usdt_nop();
+    fn bench_usdt_nop5();
 }
 
 /// A probe target, named by the instruction the probe lands on.
@@ -74,18 +124,32 @@ pub enum Target {
     Push,
     Ret,
     Nop5,
+    /// A USDT site (provider `bench`, probe `nop`) on a nop.
+    UsdtNop,
+    /// A USDT site (provider `bench`, probe `nop5`) on a 5-byte nop.
+    UsdtNop5,
 }
 
 impl Target {
-    pub const ALL: [Target; 4] = [Target::Nop, Target::Push, Target::Ret, Target::Nop5];
+    pub const ALL: [Target; 6] = [
+        Target::Nop,
+        Target::Push,
+        Target::Ret,
+        Target::Nop5,
+        Target::UsdtNop,
+        Target::UsdtNop5,
+    ];
 
-    /// Short name used in benchmark names (`trig-uprobe-<name>`).
+    /// The provider of the USDT sites.
+    pub const USDT_PROVIDER: &'static str = "bench";
+
+    /// Short name: the USDT probe name, or the tail of `trig-uprobe-<name>`.
     pub fn name(self) -> &'static str {
         match self {
-            Target::Nop => "nop",
+            Target::Nop | Target::UsdtNop => "nop",
             Target::Push => "push",
             Target::Ret => "ret",
-            Target::Nop5 => "nop5",
+            Target::Nop5 | Target::UsdtNop5 => "nop5",
         }
     }
 
@@ -95,26 +159,28 @@ impl Target {
             Target::Push => "bench_target_push",
             Target::Ret => "bench_target_ret",
             Target::Nop5 => "bench_target_nop5",
+            Target::UsdtNop => "bench_usdt_nop",
+            Target::UsdtNop5 => "bench_usdt_nop5",
         }
     }
 
     /// The encoding of the first instruction.
     pub fn expected_bytes(self) -> &'static [u8] {
         match self {
-            Target::Nop => &[0x90],
+            Target::Nop | Target::UsdtNop => &[0x90],
             Target::Push => &[0x55],
             Target::Ret => &[0xc3],
-            Target::Nop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00],
+            Target::Nop5 | Target::UsdtNop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00],
         }
     }
 
     /// The first instruction in AT&T syntax, for messages.
     pub fn instruction(self) -> &'static str {
         match self {
-            Target::Nop => "nop",
+            Target::Nop | Target::UsdtNop => "nop",
             Target::Push => "push %rbp",
             Target::Ret => "ret",
-            Target::Nop5 => "nopl 0x0(%rax,%rax,1)",
+            Target::Nop5 | Target::UsdtNop5 => "nopl 0x0(%rax,%rax,1)",
         }
     }
 
@@ -127,6 +193,8 @@ impl Target {
             Target::Push => op(bench_target_push),
             Target::Ret => op(bench_target_ret),
             Target::Nop5 => op(bench_target_nop5),
+            Target::UsdtNop => op(bench_usdt_nop),
+            Target::UsdtNop5 => op(bench_usdt_nop5),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The benchmark interface and the one registry that lists every benchmark.
 
+pub mod trigger;
 pub mod uprobe;
+pub mod usdt;
 
 use std::collections::BTreeMap;
 
@@ -92,6 +94,21 @@ pub struct RunConfig {
     pub params: Params,
 }
 
+impl RunConfig {
+    /// The configuration a bare `bench NAME` would run `bench` with.
+    pub fn defaults(bench: &dyn Benchmark) -> Result<RunConfig> {
+        Ok(RunConfig {
+            producers: 1,
+            consumers: 0,
+            warmup_secs: 1,
+            duration_secs: 5,
+            affinity: Affinity::None,
+            repeat: None,
+            params: Params::resolve(bench, &[])?,
+        })
+    }
+}
+
 /// How a benchmark's results are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReportStyle {
@@ -137,7 +154,10 @@ pub trait Benchmark: Sync {
 
 /// Every benchmark, in `--list` order. Add a family with one line here.
 pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
-    [uprobe::BENCHES].into_iter().flatten().copied()
+    [uprobe::BENCHES, usdt::BENCHES, trigger::BENCHES]
+        .into_iter()
+        .flatten()
+        .copied()
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Benchmark> {

@@ -235,7 +235,7 @@ impl Benchmark for UprobeBench {
 
         let mut open = UprobeSkelBuilder::default()
             .open(bpf::object_storage())
-            .map_err(|e| bpf::load_error(self.name, "the uprobe BPF object", &e))?;
+            .map_err(|e| bpf::load_error("the uprobe BPF object", &e))?;
         // Load only the program this benchmark attaches.
         open.progs
             .count_uprobe
@@ -245,7 +245,7 @@ impl Benchmark for UprobeBench {
             .set_autoload(self.attach.is_multi());
         let skel = open
             .load()
-            .map_err(|e| bpf::load_error(self.name, "the counting program", &e))?;
+            .map_err(|e| bpf::load_error("the counting program", &e))?;
 
         let retprobe = self.attach.is_return();
         let link = if self.attach.is_multi() {
@@ -266,7 +266,7 @@ impl Benchmark for UprobeBench {
                 .count_uprobe
                 .attach_uprobe_with_opts(-1, exe, offset, opts)
         }
-        .map_err(|e| bpf::attach_error(self.name, self.attach.what(), &e))?;
+        .map_err(|e| bpf::attach_error(self.attach.what(), &e))?;
 
         let bss = skel.maps.bss_data.as_deref().ok_or_else(|| {
             Error::setup(format!(

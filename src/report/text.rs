@@ -54,10 +54,15 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String>
     } else {
         run.elapsed_ns as f64 / 1e3 / run.ops as f64
     };
+    let operations = if run.ops == run.calls {
+        String::new()
+    } else {
+        format!(" ({} operations)", run.ops)
+    };
     vec![
         format!(
-            "# Executed {} calls of {bench} on {producers} producer{}",
-            run.ops,
+            "# Executed {} calls of {bench}{operations} on {producers} producer{}",
+            run.calls,
             if producers == 1 { "" } else { "s" }
         ),
         format!(" {:>14}: {secs}.{millis:03} [sec]", "Total time"),
@@ -123,6 +128,7 @@ mod tests {
     fn fixed_runs_report_time_per_op_and_counts() {
         let run = FixedRun {
             elapsed_ns: 2_500_000_000,
+            calls: 1_000_000,
             ops: 1_000_000,
             counts: Counts {
                 hits: 1_000_000,
@@ -137,5 +143,15 @@ mod tests {
         assert_eq!(lines[1], "     Total time: 2.500 [sec]");
         assert_eq!(lines[3], "       2.500000 usecs/op");
         assert_eq!(lines[4], "        1000000 hits");
+        let batched = FixedRun {
+            calls: 10,
+            ops: 1000,
+            ..run
+        };
+        let lines = fixed_lines("trig-rawtp", &batched, 1);
+        assert_eq!(
+            lines[0],
+            "# Executed 10 calls of trig-rawtp (1000 operations) on 1 producer"
+        );
     }
 }

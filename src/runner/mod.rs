@@ -43,11 +43,15 @@ pub trait Workload: Sync {
     }
 }
 
-/// One producer's operation count, alone on its cache line so that producers
-/// never write to a line another producer writes.
+/// One producer's counts, alone on their cache line so that producers never
+/// write to a line another producer writes. `ops` is updated as the producer
+/// goes; `calls` (operation bodies run) once, when it stops.
 #[repr(align(128))]
 #[derive(Default)]
-struct OpCounter(AtomicU64);
+struct OpCounter {
+    ops: AtomicU64,
+    calls: AtomicU64,
+}
 
 /// A stop request that sleepers can wait on.
 #[derive(Default)]
@@ -133,7 +137,7 @@ impl StartGate {
 pub struct ProducerCtx<'a> {
     pub id: usize,
     stop: &'a StopFlag,
-    ops: &'a AtomicU64,
+    counter: &'a OpCounter,
     /// Fixed-work mode: how many times this producer runs its operation.
     quota: Option<u64>,
 }
@@ -150,17 +154,18 @@ impl ProducerCtx<'_> {
                     op();
                     done += 1;
                     // Only this thread writes the counter: a plain store is exact.
-                    self.ops.store(done, Relaxed);
+                    self.counter.ops.store(done, Relaxed);
                 }
             }
             Some(quota) => {
                 while done < quota && !self.stop.is_set() {
                     op();
                     done += 1;
-                    self.ops.store(done, Relaxed);
+                    self.counter.ops.store(done, Relaxed);
                 }
             }
         }
+        self.counter.calls.store(done, Relaxed);
     }
 
     /// Like [`run`](Self::run) for an operation that can fail and that counts
@@ -170,12 +175,19 @@ impl ProducerCtx<'_> {
         let mut done = 0u64;
         let mut calls = 0u64;
         let quota = self.quota.unwrap_or(u64::MAX);
-        while calls < quota && !self.stop.is_set() {
-            done += op()?;
+        let result = loop {
+            if calls >= quota || self.stop.is_set() {
+                break Ok(());
+            }
+            match op() {
+                Ok(n) => done += n,
+                Err(err) => break Err(err),
+            }
             calls += 1;
-            self.ops.store(done, Relaxed);
-        }
-        Ok(())
+            self.counter.ops.store(done, Relaxed);
+        };
+        self.counter.calls.store(calls, Relaxed);
+        result
     }
 
     pub fn should_stop(&self) -> bool {
@@ -198,14 +210,18 @@ impl ConsumerCtx<'_> {
 struct Shared {
     stop: StopFlag,
     gate: StartGate,
-    ops: Vec<OpCounter>,
+    counters: Vec<OpCounter>,
     producers_done: AtomicUsize,
     failure: Mutex<Option<Error>>,
 }
 
 impl Shared {
     fn total_ops(&self) -> u64 {
-        self.ops.iter().map(|c| c.0.load(Relaxed)).sum()
+        self.counters.iter().map(|c| c.ops.load(Relaxed)).sum()
+    }
+
+    fn total_calls(&self) -> u64 {
+        self.counters.iter().map(|c| c.calls.load(Relaxed)).sum()
     }
 
     /// Records the first failure and stops everyone.
@@ -250,7 +266,7 @@ fn with_threads<R>(
     let shared = Shared {
         stop: StopFlag::default(),
         gate: StartGate::default(),
-        ops: (0..placement.producers.len())
+        counters: (0..placement.producers.len())
             .map(|_| OpCounter::default())
             .collect(),
         producers_done: AtomicUsize::new(0),
@@ -287,13 +303,14 @@ fn with_threads<R>(
                         workload.produce(&ProducerCtx {
                             id,
                             stop: &shared.stop,
-                            ops: &shared.ops[id].0,
+                            counter: &shared.counters[id],
                             quota,
                         })
                     });
                     shared.producers_done.fetch_add(1, Relaxed);
                     shared.stop.set_if(|| {
-                        quota.is_some() && shared.producers_done.load(Relaxed) == shared.ops.len()
+                        quota.is_some()
+                            && shared.producers_done.load(Relaxed) == shared.counters.len()
                     });
                 });
             match spawn {
@@ -372,6 +389,8 @@ pub fn run_timed(
 pub struct FixedRun {
     /// From the start line until the last producer finished.
     pub elapsed_ns: u64,
+    /// Operation bodies run (e.g. BPF_PROG_TEST_RUN calls).
+    pub calls: u64,
     /// Operations the producers counted.
     pub ops: u64,
     /// What the benchmark counted (e.g. BPF hits) during the run.
@@ -390,17 +409,19 @@ pub fn quotas(repeat: u64, producers: usize) -> Vec<u64> {
 pub fn run_fixed(workload: &dyn Workload, placement: &Placement, repeat: u64) -> Result<FixedRun> {
     let quotas = quotas(repeat, placement.producers.len());
     let before = workload.measure(0);
-    let (elapsed_ns, ops) = with_threads(workload, placement, Some(&quotas), |shared| {
+    let (elapsed_ns, calls, ops) = with_threads(workload, placement, Some(&quotas), |shared| {
         let start = Instant::now();
-        let producers = shared.ops.len();
+        let producers = shared.counters.len();
         shared
             .stop
             .wait_for(|| shared.producers_done.load(Relaxed) == producers);
-        (nanos(start.elapsed()), shared.total_ops())
+        let elapsed_ns = nanos(start.elapsed());
+        (elapsed_ns, shared.total_calls(), shared.total_ops())
     })?;
     let after = workload.measure(ops);
     Ok(FixedRun {
         elapsed_ns,
+        calls,
         ops,
         counts: Counts {
             hits: after.hits.saturating_sub(before.hits),
@@ -454,6 +475,7 @@ mod tests {
     #[test]
     fn fixed_runs_do_exactly_the_work_asked() {
         let run = run_fixed(&Spin, &unpinned(3), 100_003).unwrap();
+        assert_eq!(run.calls, 100_003);
         assert_eq!(run.ops, 100_003);
         assert_eq!(run.counts.hits, 100_003);
     }

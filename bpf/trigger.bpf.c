@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/* In-kernel trigger family. A driver program, run from user space with
+ * BPF_PROG_TEST_RUN, calls the probed kernel function batch_iters times per
+ * run, so one syscall yields batch_iters triggers and the syscall's own cost
+ * is spread over them. Every program is off by default ("?" sections): set-up
+ * turns on the one driver and the one counter a benchmark needs, so a program
+ * this kernel refuses never blocks another benchmark.
+ */
+#include <linux/bpf.h>
+#include "counters.h"
+
+/* Set before load; rodata is frozen, so the verifier sees a constant bound. */
+const volatile __u32 batch_iters = 1;
+
+/* The baseline: the driver itself counts, nothing is probed. */
+SEC("?raw_tp")
+int drive_count(void *ctx)
+{
+	for (__u32 i = 0; i < batch_iters; i++)
+		count_hit();
+	return 0;
+}
+
+/* Calls the helper that fentry/fexit/kprobe programs are attached to. */
+SEC("?raw_tp")
+int drive_helper(void *ctx)
+{
+	for (__u32 i = 0; i < batch_iters; i++)
+		(void)bpf_get_numa_node_id();
+	return 0;
+}
+
+/* The kfunc fires the bpf_test_run:bpf_trigger_tp tracepoint on every call. */
+extern int bpf_modify_return_test_tp(int nonce) __ksym __weak;
+
+SEC("?raw_tp")
+int drive_kfunc(void *ctx)
+{
+	for (__u32 i = 0; i < batch_iters; i++)
+		(void)bpf_modify_return_test_tp(0);
+	return 0;
+}
+
+SEC("?tp/bpf_test_run/bpf_trigger_tp")
+int count_tp(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("?raw_tp/bpf_trigger_tp")
+int count_rawtp(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("?fmod_ret/bpf_modify_return_test_tp")
+int count_fmodret(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("?fentry/bpf_get_numa_node_id")
+int count_fentry(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("?fexit/bpf_get_numa_node_id")
+int count_fexit(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("?kprobe/bpf_get_numa_node_id")
+int count_kprobe(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("?kretprobe/bpf_get_numa_node_id")
+int count_kretprobe(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("?kprobe.multi/bpf_get_numa_node_id")
+int count_kprobe_multi(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("?kretprobe.multi/bpf_get_numa_node_id")
+int count_kretprobe_multi(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# One summary line per trigger benchmark, as the kernel's run_bench_trigger.sh.
+# Arguments replace the default list (names without the trig- prefix);
+# PROD_CNT sets the producer count. A benchmark this kernel cannot run says
+# why on its line, and the script goes on.
+set -eufo pipefail
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+
+benchmarks=(usermode-count kernel-count syscall-count fentry fexit fmodret
+	rawtp tp kprobe kprobe-multi kretprobe kretprobe-multi)
+(($#)) && benchmarks=("$@")
+prod_cnt=${PROD_CNT:-1}
+
+prepare_bench
+for i in "${benchmarks[@]}"; do
+	bench_line "$i" "trig-$i" -w2 -d5 -a -p"$prod_cnt"
+done
+finish

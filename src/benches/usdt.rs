@@ -1,0 +1,100 @@
+//! The USDT family: a counter on the SystemTap SDT sites compiled into the
+//! bench binary, attached through libbpf's USDT support.
+
+use std::path::Path;
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::Link;
+
+use super::{Benchmark, RunConfig};
+use crate::bpf::skel::usdt::{UsdtSkel, UsdtSkelBuilder};
+use crate::bpf::{self, HitCounters};
+use crate::error::{Error, Result};
+use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::targets::{self, Target};
+
+const SELF_EXE: &str = "/proc/self/exe";
+
+pub static BENCHES: &[&dyn Benchmark] = &[
+    &UsdtBench {
+        name: "trig-usdt-nop",
+        description: "USDT probe whose site is a nop",
+        target: Target::UsdtNop,
+    },
+    &UsdtBench {
+        name: "trig-usdt-nop5",
+        description: "USDT probe whose site is a 5-byte nop",
+        target: Target::UsdtNop5,
+    },
+];
+
+struct UsdtBench {
+    name: &'static str,
+    description: &'static str,
+    target: Target,
+}
+
+impl Benchmark for UsdtBench {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> &'static str {
+        self.description
+    }
+    fn needs_bpf(&self) -> bool {
+        true
+    }
+
+    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let exe = Path::new(SELF_EXE);
+        // libbpf finds the site through the note; the site is the function's
+        // first instruction, so the symbol check vouches for the instruction.
+        targets::resolve(exe, self.target)?;
+        let open = UsdtSkelBuilder::default()
+            .open(bpf::object_storage())
+            .map_err(|e| bpf::load_error("the USDT BPF object", &e))?;
+        let skel = open
+            .load()
+            .map_err(|e| bpf::load_error("the USDT counting program", &e))?;
+        let link = skel
+            .progs
+            .count_usdt
+            .attach_usdt(-1, exe, Target::USDT_PROVIDER, self.target.name())
+            .map_err(|e| bpf::attach_error("the USDT probe", &e))?;
+        let bss = skel
+            .maps
+            .bss_data
+            .as_deref()
+            .ok_or_else(|| Error::setup("the counters' .bss is not memory-mapped"))?;
+        let hits = HitCounters::new(&bss.hits);
+        Ok(Box::new(UsdtSite {
+            _link: link,
+            hits,
+            _skel: skel,
+            target: self.target,
+        }))
+    }
+}
+
+struct UsdtSite {
+    // Fields drop in order: the link detaches before the object is closed.
+    _link: Link,
+    hits: HitCounters,
+    _skel: UsdtSkel<'static>,
+    target: Target,
+}
+
+impl Workload for UsdtSite {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        // SAFETY: the USDT functions take and return nothing.
+        self.target.with_fn(|site| ctx.run(|| unsafe { site() }));
+        Ok(())
+    }
+
+    fn measure(&self, _ops: u64) -> Counts {
+        Counts {
+            hits: self.hits.total(),
+            drops: 0,
+        }
+    }
+}

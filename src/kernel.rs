@@ -1,0 +1,145 @@
+//! Facts about the running kernel that explain what it can and cannot do.
+
+use std::fs;
+use std::io::Read;
+
+use flate2::read::GzDecoder;
+
+/// The kernel release, as `uname -r` prints it.
+pub fn release() -> String {
+    fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
+/// The state of one build option (`CONFIG_...`) of the running kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigOption {
+    /// Built in (`y`), a module (`m`) or a value.
+    Set(String),
+    NotSet,
+    /// Neither /proc/config.gz nor /boot/config-<release> could be read.
+    Unknown,
+}
+
+/// Looks `name` up in the running kernel's configuration.
+pub fn config(name: &str) -> ConfigOption {
+    match read_config() {
+        Some(text) => lookup(&text, name),
+        None => ConfigOption::Unknown,
+    }
+}
+
+fn read_config() -> Option<String> {
+    let mut text = String::new();
+    if let Ok(file) = fs::File::open("/proc/config.gz") {
+        if GzDecoder::new(file).read_to_string(&mut text).is_ok() {
+            return Some(text);
+        }
+    }
+    fs::read_to_string(format!("/boot/config-{}", release())).ok()
+}
+
+fn lookup(config: &str, name: &str) -> ConfigOption {
+    let not_set = format!("# {name} is not set");
+    for line in config.lines() {
+        if line == not_set {
+            return ConfigOption::NotSet;
+        }
+        if let Some(value) = line
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('='))
+        {
+            return ConfigOption::Set(value.to_string());
+        }
+    }
+    // Options that depend on a disabled one are left out entirely.
+    ConfigOption::NotSet
+}
+
+/// Whether the configuration says `name` is off (and not merely unknown).
+pub fn config_is_off(name: &str) -> bool {
+    config(name) == ConfigOption::NotSet
+}
+
+/// Where tracefs is mounted, if anywhere.
+pub fn tracefs() -> Option<&'static str> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .into_iter()
+        .find(|dir| std::path::Path::new(dir).join("events").is_dir())
+}
+
+/// Makes tracefs visible to this process, which classic tracepoints need (the
+/// event id is read from it). When it is not mounted, it is mounted in a
+/// private mount namespace: the mount lives and dies with this process and
+/// the system's mounts are left as they were. Must run before any thread is
+/// started (unshare refuses multi-threaded callers).
+pub fn ensure_tracefs() -> Result<(), String> {
+    if tracefs().is_some() {
+        return Ok(());
+    }
+    let os_err = || std::io::Error::last_os_error().to_string();
+    // SAFETY: plain syscalls with valid NUL-terminated strings.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return Err(format!(
+                "tracefs is not mounted and a private mount namespace cannot be made ({})",
+                os_err()
+            ));
+        }
+        // Keep the new mount from propagating back to the system's namespace.
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(format!(
+                "tracefs is not mounted and mounts cannot be made private ({})",
+                os_err()
+            ));
+        }
+        if libc::mount(
+            c"nodev".as_ptr(),
+            c"/sys/kernel/tracing".as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(format!(
+                "tracefs is not mounted and cannot be mounted ({})",
+                os_err()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_looked_up_exactly() {
+        let text = "CONFIG_UPROBES=y\n# CONFIG_KPROBES is not set\nCONFIG_KPROBES_ON_FTRACE=y\nCONFIG_LSM=\"bpf\"\n";
+        assert_eq!(
+            lookup(text, "CONFIG_UPROBES"),
+            ConfigOption::Set("y".into())
+        );
+        assert_eq!(lookup(text, "CONFIG_KPROBES"), ConfigOption::NotSet);
+        assert_eq!(
+            lookup(text, "CONFIG_LSM"),
+            ConfigOption::Set("\"bpf\"".into())
+        );
+        assert_eq!(lookup(text, "CONFIG_FPROBE"), ConfigOption::NotSet);
+    }
+
+    #[test]
+    fn this_kernel_has_a_release() {
+        assert!(!release().is_empty());
+        assert_ne!(release(), "unknown");
+    }
+}

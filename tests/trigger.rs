@@ -1,0 +1,183 @@
+//! In-kernel triggers, USDT probes and `--probe`, for real.
+
+mod common;
+
+use bench::kernel::{config, ConfigOption};
+use common::*;
+
+const UNSUPPORTED: i32 = 4;
+const TRACING_REFUSED: &str = "tracing programs are refused (EPERM: lockdown or an LSM)";
+
+#[test]
+fn in_kernel_triggers_count_runs_times_batch_iters() {
+    let _lock = probe_lock();
+    for bench in ["trig-kernel-count", "trig-tp", "trig-rawtp"] {
+        for (runs, batch, producers) in [("1", "1", "1"), ("37", "7", "1"), ("500", "1000", "2")] {
+            let out = run(&[
+                "-q",
+                "-r",
+                runs,
+                "-p",
+                producers,
+                "--trig-batch-iters",
+                batch,
+                bench,
+            ]);
+            assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
+            let expected = runs.parse::<u64>().unwrap() * batch.parse::<u64>().unwrap();
+            assert_eq!(
+                fixed_hits(&out.stdout),
+                expected,
+                "{bench} {runs}x{batch}:\n{}",
+                out.stdout
+            );
+            assert!(
+                out.stdout
+                    .starts_with(&format!("# Executed {runs} calls of {bench}")),
+                "{}",
+                out.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn usdt_probes_count_every_call() {
+    let _lock = probe_lock();
+    for bench in ["trig-usdt-nop", "trig-usdt-nop5"] {
+        let out = run(&["-q", "-r", "30011", "-p", "2", bench]);
+        assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
+        assert_eq!(fixed_hits(&out.stdout), 30_011, "{bench}");
+    }
+}
+
+#[test]
+fn batch_iters_is_bounded_and_belongs_to_the_trigger_benchmarks() {
+    for (value, needle) in [
+        (
+            "0",
+            "--trig-batch-iters must be between 1 and 1000 for trig-rawtp, got 0",
+        ),
+        ("1001", "must be between 1 and 1000"),
+        ("-3", "expected a whole number, got '-3'"),
+        ("ten", "expected a whole number, got 'ten'"),
+    ] {
+        let out = run(&["--trig-batch-iters", value, "trig-rawtp"]);
+        assert_one_clear_line(&out, 2, needle);
+    }
+    let out = run(&["--trig-batch-iters", "10", "trig-uprobe-nop"]);
+    assert_one_clear_line(
+        &out,
+        2,
+        "--trig-batch-iters is not an option of trig-uprobe-nop",
+    );
+}
+
+/// What a benchmark that this kernel may refuse must do: either run and count
+/// exactly, or say why not with the unsupported exit code.
+fn runs_or_says_why(bench: &str, expected_reason: Option<&str>) {
+    let out = run(&["-q", "-r", "10", "--trig-batch-iters", "10", bench]);
+    match expected_reason {
+        Some(reason) => {
+            assert_one_clear_line(
+                &out,
+                UNSUPPORTED,
+                &format!("unsupported: {bench}: {reason}"),
+            );
+        }
+        None => {
+            assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
+            assert_eq!(fixed_hits(&out.stdout), 100, "{bench}");
+        }
+    }
+}
+
+#[test]
+fn kprobes_run_or_are_reported_with_the_kernel_config_as_reason() {
+    let _lock = probe_lock();
+    let kprobes_off = config("CONFIG_KPROBES") == ConfigOption::NotSet;
+    let fprobe_off = config("CONFIG_FPROBE") == ConfigOption::NotSet;
+    let kprobe_reason = kprobes_off.then_some("kprobes not available (CONFIG_KPROBES is not set)");
+    let multi_reason = if fprobe_off {
+        Some("kprobe-multi links not available (CONFIG_FPROBE is not set)")
+    } else {
+        kprobe_reason
+    };
+    runs_or_says_why("trig-kprobe", kprobe_reason);
+    runs_or_says_why("trig-kretprobe", kprobe_reason);
+    runs_or_says_why("trig-kprobe-multi", multi_reason);
+    runs_or_says_why("trig-kretprobe-multi", multi_reason);
+}
+
+#[test]
+fn tracing_programs_run_or_are_reported_refused() {
+    let _lock = probe_lock();
+    for bench in ["trig-fentry", "trig-fexit", "trig-fmodret"] {
+        let out = run(&["-q", "-r", "10", "--trig-batch-iters", "10", bench]);
+        if out.code == 0 {
+            assert_eq!(fixed_hits(&out.stdout), 100, "{bench}");
+        } else {
+            assert_one_clear_line(
+                &out,
+                UNSUPPORTED,
+                &format!("unsupported: {bench}: {TRACING_REFUSED}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn probe_lists_every_benchmark_with_a_verdict() {
+    let _lock = probe_lock();
+    let list = run(&["--list"]);
+    let names: Vec<&str> = list
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let out = run(&["--probe"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), names.len(), "{}", out.stdout);
+    for (line, name) in lines.iter().zip(&names) {
+        let (first, verdict) = line.split_once(char::is_whitespace).unwrap();
+        assert_eq!(first, *name);
+        let verdict = verdict.trim();
+        assert!(
+            verdict == "ok" || verdict.starts_with("unsupported: "),
+            "{line}"
+        );
+    }
+    let verdict = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l[name.len()..].trim().to_string())
+            .unwrap()
+    };
+    // What the benchmarks that must run here say.
+    for name in [
+        "trig-usermode-count",
+        "trig-syscall-count",
+        "trig-uprobe-nop",
+        "trig-uretprobe-multi-ret",
+        "trig-kernel-count",
+        "trig-tp",
+        "trig-rawtp",
+        "trig-usdt-nop",
+        "trig-usdt-nop5",
+    ] {
+        assert_eq!(verdict(name), "ok", "{name}");
+    }
+    // --probe and a run give the same reason.
+    for name in ["trig-kprobe", "trig-fentry"] {
+        let run_out = run(&["-q", "-r", "1", name]);
+        if run_out.code == UNSUPPORTED {
+            let reason = run_out.stderr.trim().replace(&format!("{name}: "), "");
+            assert_eq!(verdict(name), reason, "{name}");
+        } else {
+            assert_eq!(verdict(name), "ok", "{name}");
+        }
+    }
+}
