@@ -51,6 +51,12 @@ struct Cli {
           allow_hyphen_values = true, value_parser = threads(1))]
     producers: u64,
 
+    /// Another name for --producers, for the benchmarks that take it
+    /// (breakpoint-thread, after perf).
+    #[arg(long, value_name = "N", conflicts_with = "producers",
+          allow_hyphen_values = true, value_parser = threads(1))]
+    parallelism: Option<u64>,
+
     /// Consumer threads (for benchmarks that have them).
     #[arg(short = 'c', long, value_name = "N", default_value_t = 0,
           allow_hyphen_values = true, value_parser = threads(0))]
@@ -194,6 +200,21 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     } else {
         Affinity::None
     };
+    let producers = match cli.parallelism {
+        None => cli.producers,
+        Some(n) if bench.producers_alias() == Some("parallelism") => n,
+        Some(_) => {
+            let takers: Vec<&str> = benches::all()
+                .filter(|b| b.producers_alias() == Some("parallelism"))
+                .map(|b| b.name())
+                .collect();
+            return Err(Error::usage(format!(
+                "--parallelism is not an option of {}; use -p/--producers (it is taken by {})",
+                bench.name(),
+                takers.join(", ")
+            )));
+        }
+    };
     if cli.consumers > 0 && !bench.has_consumers() {
         return Err(Error::usage(format!(
             "{} has no consumers, so -c/--consumers must be 0",
@@ -201,7 +222,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         )));
     }
     let config = RunConfig {
-        producers: cli.producers as usize,
+        producers: producers as usize,
         consumers: cli.consumers as usize,
         warmup_secs: cli.warmup as u32,
         duration_secs: cli.duration as u32,

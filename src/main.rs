@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use bench::benches::{self, RunConfig};
+use bench::benches::{self, ReportStyle, RunConfig};
 use bench::cli::{self, Command, RunRequest};
 use bench::error::{Error, Result};
 use bench::report::{progress::Progress, text};
@@ -86,25 +86,28 @@ fn run(request: &RunRequest) -> Result<()> {
         &online,
     )?;
 
-    if !quiet {
+    // A fixed-work run prints its report and nothing else, like perf bench.
+    let chatter = !quiet && config.repeat.is_none();
+    if chatter {
         println!("Setting up benchmark '{}'...", bench.name());
     }
     let workload = bench.setup(config)?;
-    if !quiet {
+    if chatter {
         println!("Benchmark '{}' started.", bench.name());
     }
     if let Some(repeat) = config.repeat {
         let result = runner::run_fixed(workload.as_ref(), &placement, repeat)?;
-        for line in text::fixed_lines(bench.name(), &result, config.producers) {
+        for line in bench.report_fixed(config, &result) {
             println!("{line}");
         }
         return Ok(());
     }
-    timed(workload.as_ref(), config, &placement)
+    timed(workload.as_ref(), bench.report_style(), config, &placement)
 }
 
 fn timed(
     workload: &dyn runner::Workload,
+    style: ReportStyle,
     config: &RunConfig,
     placement: &affinity::Placement,
 ) -> Result<()> {
@@ -115,14 +118,23 @@ fn timed(
         config.warmup_secs,
         config.duration_secs,
         &mut |sample| {
-            progress.println(&text::iteration_line(sample, config.producers));
+            progress.println(&match style {
+                ReportStyle::Hits => text::iteration_line(sample, config.producers),
+                ReportStyle::Ops { .. } => text::ops_iteration_line(sample, config.producers),
+            });
             progress.advance(sample);
         },
     )?;
     progress.finish();
-    match stats::summarize(&samples, config.producers) {
-        Some(summary) => println!("{}", text::summary_line(&summary)),
-        None => return Err(Error::runtime("no iteration was measured")),
-    }
+    let summary = stats::summarize(&samples, config.producers)
+        .ok_or_else(|| Error::runtime("no iteration was measured"))?;
+    println!(
+        "{}",
+        match style {
+            ReportStyle::Hits => text::summary_line(&summary),
+            ReportStyle::Ops { per_cpu } =>
+                text::ops_summary_line(&summary, config.producers, per_cpu),
+        }
+    );
     Ok(())
 }

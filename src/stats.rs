@@ -69,6 +69,9 @@ pub struct Summary {
     pub per_producer: f64,
     /// Time one producer spends per hit, in ns; `None` when nothing was hit.
     pub latency_ns: Option<f64>,
+    /// Wall-clock microseconds per operation of all producers together
+    /// (perf's usecs/op), over the samples that saw any operation.
+    pub usecs_per_op: MeanSd,
     /// The latest tick, in ns past its deadline.
     pub max_late_ns: i64,
 }
@@ -88,6 +91,12 @@ pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
     let per_producer = hits.mean / producers;
     let latency_ns = (per_producer > 0.0).then(|| 1e9 / per_producer);
     let max_late_ns = measured.iter().map(|s| s.late_ns).max().unwrap_or(0);
+    let op_times: Vec<f64> = measured
+        .iter()
+        .map(|s| s.total_per_sec())
+        .filter(|&rate| rate > 0.0)
+        .map(|rate| 1e6 / rate)
+        .collect();
     Some(Summary {
         samples: measured.len(),
         hits,
@@ -95,6 +104,7 @@ pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
         total,
         per_producer,
         latency_ns,
+        usecs_per_op: mean_sd(&op_times),
         max_late_ns,
     })
 }
@@ -162,6 +172,25 @@ mod tests {
         assert_eq!(s.per_producer, 2_000_000.0);
         // Each producer gets a hit every 500 ns.
         assert_eq!(s.latency_ns, Some(500.0));
+        // Together, the producers finish an operation every 0.25 us.
+        assert_eq!(
+            s.usecs_per_op,
+            MeanSd {
+                mean: 0.25,
+                sd: 0.0
+            }
+        );
+    }
+
+    #[test]
+    fn usecs_per_op_is_averaged_per_sample() {
+        let samples = [
+            sample(0, 1_000, 1_000_000_000, false),
+            sample(1, 4_000, 1_000_000_000, false),
+        ];
+        let s = summarize(&samples, 1).unwrap();
+        // 1000 us and 250 us per op: the mean of the per-sample times.
+        assert_eq!(s.usecs_per_op.mean, 625.0);
     }
 
     #[test]

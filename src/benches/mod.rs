@@ -1,5 +1,7 @@
 //! The benchmark interface and the one registry that lists every benchmark.
 
+pub mod breakpoint;
+pub mod syscall;
 pub mod trigger;
 pub mod uprobe;
 pub mod usdt;
@@ -7,8 +9,9 @@ pub mod usdt;
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+use crate::report::text;
 use crate::runner::affinity::Affinity;
-use crate::runner::Workload;
+use crate::runner::{FixedRun, Workload};
 
 /// A numeric option that belongs to some benchmarks only (`--trig-batch-iters`,
 /// `--breakpoints`, ...). Every option is accepted by the command line parser;
@@ -114,6 +117,9 @@ impl RunConfig {
 pub enum ReportStyle {
     /// The kernel runner's hits/drops lines in M/s.
     Hits,
+    /// Operations per second with perf bench's usecs/op (and, with
+    /// `per_cpu`, usecs/op/cpu: the time per operation of one producer).
+    Ops { per_cpu: bool },
 }
 
 /// A benchmark: a description, its options, and how to set it up.
@@ -150,14 +156,31 @@ pub trait Benchmark: Sync {
     fn report_style(&self) -> ReportStyle {
         ReportStyle::Hits
     }
+
+    /// The report of a fixed-work (`--repeat`) run: all that run prints.
+    fn report_fixed(&self, config: &RunConfig, run: &FixedRun) -> Vec<String> {
+        text::fixed_lines(self.name(), run, config.producers)
+    }
+
+    /// Another name the benchmark's users know `--producers` by (perf's
+    /// `--parallelism`), accepted for this benchmark only.
+    fn producers_alias(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Every benchmark, in `--list` order. Add a family with one line here.
 pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
-    [uprobe::BENCHES, usdt::BENCHES, trigger::BENCHES]
-        .into_iter()
-        .flatten()
-        .copied()
+    [
+        uprobe::BENCHES,
+        usdt::BENCHES,
+        trigger::BENCHES,
+        syscall::BENCHES,
+        breakpoint::BENCHES,
+    ]
+    .into_iter()
+    .flatten()
+    .copied()
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Benchmark> {

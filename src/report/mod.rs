@@ -1,4 +1,5 @@
-//! Reports: the kernel runner's text lines, the progress bar.
+//! Reports: the kernel runner's text format, perf bench's, the progress bar.
 
+pub mod perf;
 pub mod progress;
 pub mod text;

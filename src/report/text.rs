@@ -44,6 +44,51 @@ pub fn summary_line(summary: &Summary) -> String {
     )
 }
 
+/// A rate scaled to a readable unit: (value, "M"), (value, "K") or (value, "").
+fn scaled(per_sec: f64) -> (f64, &'static str) {
+    if per_sec >= 1e6 {
+        (per_sec / 1e6, "M")
+    } else if per_sec >= 1e3 {
+        (per_sec / 1e3, "K")
+    } else {
+        (per_sec, "")
+    }
+}
+
+/// `Iter   3 (  12.345us): ops   35.123K/s ( 35.123K/prod), usecs/op     28.471`
+pub fn ops_iteration_line(sample: &Sample, producers: usize) -> String {
+    let rate = sample.total_per_sec();
+    let (value, unit) = scaled(rate);
+    let usecs = if rate > 0.0 { 1e6 / rate } else { 0.0 };
+    format!(
+        "Iter {:3} ({:7.3}us): ops {value:8.3}{unit}/s ({:7.3}{unit}/prod), usecs/op {usecs:10.3}",
+        sample.iteration,
+        sample.late_ns as f64 / 1e3,
+        value / producers.max(1) as f64,
+    )
+}
+
+/// `Summary: ops   35.123 ± 0.456K/s ( 35.123K/prod), usecs/op 28.471 ± 0.370`,
+/// and with `per_cpu` perf's usecs/op/cpu (one producer's time per operation).
+pub fn ops_summary_line(summary: &Summary, producers: usize, per_cpu: bool) -> String {
+    let (mean, unit) = scaled(summary.total.mean);
+    let factor = mean / summary.total.mean.max(f64::MIN_POSITIVE);
+    let mut line = format!(
+        "Summary: ops {mean:8.3} \u{00b1} {:5.3}{unit}/s ({:7.3}{unit}/prod), usecs/op {:10.3} \u{00b1} {:.3}",
+        summary.total.sd * factor,
+        mean / producers.max(1) as f64,
+        summary.usecs_per_op.mean,
+        summary.usecs_per_op.sd,
+    );
+    if per_cpu {
+        line.push_str(&format!(
+            ", usecs/op/cpu {:10.3}",
+            summary.usecs_per_op.mean * producers as f64
+        ));
+    }
+    line
+}
+
 /// The report of a fixed-work (`--repeat`) run, in `perf bench`'s layout with
 /// the counted hits and drops added.
 pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String> {
@@ -100,12 +145,45 @@ mod tests {
             },
             per_producer: 1_234_000.0,
             latency_ns: Some(810.373),
+            usecs_per_op: MeanSd {
+                mean: 0.810,
+                sd: 0.008,
+            },
             max_late_ns: 0,
         };
         let line = summary_line(&summary);
         assert!(line.starts_with("Summary: hits    1.234 \u{b1} 0.012M/s (  1.234M/prod), drops    0.000 \u{b1} 0.000M/s, total operations    1.234 \u{b1} 0.012M/s"), "{line}");
         assert!(line.ends_with("latency  810.373 ns/op"), "{line}");
         assert_eq!(kernel_cut(&line).trim(), "1.234 \u{b1} 0.012M/s");
+    }
+
+    #[test]
+    fn ops_lines_pick_a_unit_and_stay_cuttable() {
+        let summary = Summary {
+            samples: 5,
+            hits: MeanSd {
+                mean: 35_123.0,
+                sd: 456.0,
+            },
+            drops: MeanSd { mean: 0.0, sd: 0.0 },
+            total: MeanSd {
+                mean: 35_123.0,
+                sd: 456.0,
+            },
+            per_producer: 35_123.0,
+            latency_ns: Some(28_471.0),
+            usecs_per_op: MeanSd {
+                mean: 28.471,
+                sd: 0.37,
+            },
+            max_late_ns: 0,
+        };
+        let line = ops_summary_line(&summary, 2, true);
+        assert_eq!(
+            line,
+            "Summary: ops   35.123 \u{b1} 0.456K/s ( 17.561K/prod), usecs/op     28.471 \u{b1} 0.370, usecs/op/cpu     56.942"
+        );
+        assert_eq!(kernel_cut(&line).trim(), "35.123 \u{b1} 0.456K/s");
     }
 
     #[test]

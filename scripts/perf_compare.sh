@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# bench's perf family against `perf bench` (Debian's linux-perf), the same work
+# on both sides (--repeat), interleaved pair by pair; prints the median ratio
+# of usecs/op (bench / perf) per case. Run as root.
+#   PAIRS=7 scripts/perf_compare.sh
+set -euo pipefail
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+pairs=${PAIRS:-7}
+command -v perf >/dev/null || { echo "perf_compare: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+"$root/bench" --list >/dev/null
+
+usecs() { "$@" 2>/dev/null | awk '$2 == "usecs/op" {print $1; exit}'; }
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+compare() { # label, bench arguments, perf arguments
+	local label=$1 ours theirs ratios=() a b
+	read -ra ours <<<"$2"
+	read -ra theirs <<<"$3"
+	for ((i = 0; i < pairs; i++)); do
+		a=$(usecs "$root/bench" "${ours[@]}")
+		b=$(usecs perf bench "${theirs[@]}")
+		ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.4f", a / b}')")
+		printf '  %-28s pair %d: bench %12s  perf %12s usecs/op  ratio %s\n' "$label" "$i" "$a" "$b" "${ratios[-1]}" >&2
+	done
+	printf '%-30s median ratio %s over %d pairs\n' "$label" "$(printf '%s\n' "${ratios[@]}" | median)" "$pairs"
+}
+
+cpus=$(nproc)
+compare "syscall basic" "-r 10000000 syscall-basic" "syscall basic"
+compare "breakpoint thread -b0" "-r 200 -b 0 -p 1 -t 20 breakpoint-thread" \
+	"--repeat=200 breakpoint thread --breakpoints=0 --parallelism=1 --threads=20"
+compare "breakpoint thread -b4" "-r 200 -b 4 -p 1 -t 20 breakpoint-thread" \
+	"--repeat=200 breakpoint thread --breakpoints=4 --parallelism=1 --threads=20"
+compare "breakpoint enable" "-r 20000 --passive 0 --active 0 breakpoint-enable" \
+	"--repeat=20000 breakpoint enable --passive=0 --active=0"
+compare "breakpoint enable passive=$((2 * cpus))" "-r 20000 --passive $((2 * cpus)) --active 0 breakpoint-enable" \
+	"--repeat=20000 breakpoint enable --passive=$((2 * cpus)) --active=0"

@@ -1,0 +1,426 @@
+//! The hardware-breakpoint family of `perf bench breakpoint`: thread creation
+//! under inheritable breakpoints, and toggling a breakpoint that many threads
+//! inherited.
+
+use std::ffi::c_void;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use libbpf_rs::libbpf_sys;
+
+use super::{BenchOption, Benchmark, ReportStyle, RunConfig};
+use crate::error::{Error, Result};
+use crate::report::perf;
+use crate::runner::{FixedRun, ProducerCtx, Workload};
+
+/// Debug address registers of an x86 CPU: the most breakpoints a task can hold.
+pub const SLOTS: u64 = 4;
+/// Threads one batch or one kind of helper may have, and all batches at once.
+const MAX_THREADS: u64 = 4096;
+const MAX_THREADS_AT_ONCE: u64 = 16_384;
+
+const BREAKPOINTS: BenchOption = BenchOption {
+    long: "breakpoints",
+    short: Some('b'),
+    value_name: "N",
+    help: "Inheritable hardware breakpoints installed before the threads start",
+    default: 1,
+    min: 0,
+    max: 64,
+};
+const THREADS: BenchOption = BenchOption {
+    long: "threads",
+    short: Some('t'),
+    value_name: "N",
+    help: "Threads each producer creates and joins per batch",
+    default: 1,
+    min: 1,
+    max: MAX_THREADS,
+};
+const PASSIVE: BenchOption = BenchOption {
+    long: "passive",
+    short: None,
+    value_name: "N",
+    help: "Threads blocked on a futex while the breakpoint is toggled",
+    default: 0,
+    min: 0,
+    max: MAX_THREADS,
+};
+const ACTIVE: BenchOption = BenchOption {
+    long: "active",
+    short: None,
+    value_name: "N",
+    help: "Threads spinning while the breakpoint is toggled",
+    default: 0,
+    min: 0,
+    max: MAX_THREADS,
+};
+
+pub static BENCHES: &[&dyn Benchmark] = &[&ThreadBench, &EnableBench];
+
+// --- breakpoints -----------------------------------------------------------
+
+const HW_BREAKPOINT_RW: u32 = 3;
+const HW_BREAKPOINT_LEN_1: u64 = 1;
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+
+/// Inheritable read/write breakpoints, one per watched byte, on the calling
+/// thread: threads it creates afterwards inherit them.
+pub struct Breakpoints {
+    fds: Vec<OwnedFd>,
+    /// The watched bytes; boxed so that their addresses never move.
+    watched: Box<[u8]>,
+}
+
+impl Breakpoints {
+    pub fn install(count: usize) -> Result<Breakpoints> {
+        let watched = vec![0u8; count].into_boxed_slice();
+        let fds = watched
+            .iter()
+            .map(|byte| open_breakpoint(byte as *const u8))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Breakpoints { fds, watched })
+    }
+
+    /// The address of the `i`th watched byte.
+    pub fn watched(&self, i: usize) -> *const u8 {
+        &self.watched[i]
+    }
+
+    /// How many times the `i`th breakpoint fired, in this thread and in every
+    /// thread that inherited it.
+    pub fn count(&self, i: usize) -> Result<u64> {
+        let mut value = 0u64;
+        // SAFETY: reading 8 bytes into a u64 from a perf event fd we own.
+        let n = unsafe {
+            libc::read(
+                self.fds[i].as_raw_fd(),
+                (&mut value as *mut u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+        if n != std::mem::size_of::<u64>() as isize {
+            let err = std::io::Error::last_os_error();
+            return Err(Error::runtime(format!(
+                "cannot read the breakpoint count: {err}"
+            )));
+        }
+        Ok(value)
+    }
+
+    fn fd(&self, i: usize) -> RawFd {
+        self.fds[i].as_raw_fd()
+    }
+}
+
+fn open_breakpoint(addr: *const u8) -> Result<OwnedFd> {
+    // SAFETY: perf_event_attr is plain data; zero is the neutral value of every field.
+    let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = libbpf_sys::PERF_TYPE_BREAKPOINT;
+    attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
+    attr.set_inherit(1);
+    attr.set_exclude_kernel(1);
+    attr.set_exclude_hv(1);
+    attr.bp_type = HW_BREAKPOINT_RW;
+    attr.__bindgen_anon_3.bp_addr = addr as u64;
+    attr.__bindgen_anon_4.bp_len = HW_BREAKPOINT_LEN_1;
+    // SAFETY: attr is a valid perf_event_attr; pid 0 and cpu -1 mean this
+    // thread on any CPU.
+    let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, &attr, 0, -1, -1, 0) };
+    if fd < 0 {
+        return Err(breakpoint_error(std::io::Error::last_os_error()));
+    }
+    // SAFETY: perf_event_open returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+fn breakpoint_error(err: std::io::Error) -> Error {
+    match err.raw_os_error() {
+        Some(libc::ENOSPC) => Error::unsupported(
+            "no hardware breakpoint slots free (ENOSPC: another user holds them)",
+        ),
+        Some(libc::ENODEV | libc::ENOENT | libc::EOPNOTSUPP) => {
+            Error::unsupported(format!("no hardware breakpoint support ({err})"))
+        }
+        Some(libc::EACCES | libc::EPERM) => Error::Permission(format!(
+            "perf_event_open refused a breakpoint ({err}): run as root or lower kernel.perf_event_paranoid"
+        )),
+        _ => Error::setup(format!("cannot install a hardware breakpoint: {err}")),
+    }
+}
+
+// --- futex -------------------------------------------------------------------
+
+fn futex_wait(word: &AtomicU32, expected: u32) {
+    // SAFETY: the futex word is a valid, aligned u32 for the duration of the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        );
+    }
+}
+
+fn futex_wake(word: &AtomicU32, count: usize) {
+    let count = i32::try_from(count).unwrap_or(i32::MAX);
+    // SAFETY: as above.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            count,
+        );
+    }
+}
+
+/// Blocks until `done` is set, as perf's passive threads do.
+fn wait_until_done(done: &AtomicU32) {
+    while done.load(Ordering::Relaxed) == 0 {
+        futex_wait(done, 0);
+    }
+}
+
+// --- breakpoint-thread -------------------------------------------------------
+
+struct ThreadBench;
+
+impl Benchmark for ThreadBench {
+    fn name(&self) -> &'static str {
+        "breakpoint-thread"
+    }
+    fn description(&self) -> &'static str {
+        "create and join threads under inheritable hardware breakpoints: perf bench breakpoint thread"
+    }
+    fn options(&self) -> &'static [BenchOption] {
+        &[BREAKPOINTS, THREADS]
+    }
+    fn producers_alias(&self) -> Option<&'static str> {
+        Some("parallelism")
+    }
+
+    fn validate(&self, config: &RunConfig) -> Result<()> {
+        let breakpoints = config.params.get(BREAKPOINTS.long);
+        if breakpoints > SLOTS {
+            return Err(Error::usage(format!(
+                "--breakpoints {breakpoints} is more than the {SLOTS} hardware breakpoint slots of an x86 CPU"
+            )));
+        }
+        let at_once = config.params.get(THREADS.long) * config.producers as u64;
+        if at_once > MAX_THREADS_AT_ONCE {
+            return Err(Error::usage(format!(
+                "--threads times --producers is {at_once} threads at once; the limit is {MAX_THREADS_AT_ONCE}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let breakpoints = Breakpoints::install(config.params.get(BREAKPOINTS.long) as usize)?;
+        Ok(Box::new(ThreadBatches {
+            _breakpoints: breakpoints,
+            threads: config.params.get(THREADS.long) as usize,
+        }))
+    }
+
+    fn report_style(&self) -> ReportStyle {
+        ReportStyle::Ops { per_cpu: true }
+    }
+
+    fn report_fixed(&self, config: &RunConfig, run: &FixedRun) -> Vec<String> {
+        let [total, blank] = perf::total_time(run);
+        let usecs = perf::usecs_per_op(run, run.ops);
+        vec![
+            perf::running("breakpoint", "thread"),
+            // perf prints the batch count here, though it says threads.
+            format!(
+                "# Created/joined {} threads with {} breakpoints and {} parallelism",
+                run.calls,
+                config.params.get(BREAKPOINTS.long),
+                config.producers
+            ),
+            total,
+            blank,
+            perf::figure(usecs, "usecs/op"),
+            perf::figure(usecs * config.producers as f64, "usecs/op/cpu"),
+        ]
+    }
+}
+
+/// Producers create `threads` threads blocked on a futex, release and join
+/// them, again and again; the breakpoints are inherited by every one.
+struct ThreadBatches {
+    _breakpoints: Breakpoints,
+    threads: usize,
+}
+
+extern "C" fn passive_thread(arg: *mut c_void) -> *mut c_void {
+    // SAFETY: arg is the batch's `done` word, which outlives every thread of the batch.
+    let done = unsafe { &*(arg as *const AtomicU32) };
+    wait_until_done(done);
+    std::ptr::null_mut()
+}
+
+impl ThreadBatches {
+    /// One batch; on failure, the threads already made are released and joined.
+    fn batch(&self, handles: &mut Vec<libc::pthread_t>) -> Result<u64> {
+        let done = AtomicU32::new(0);
+        let arg = &done as *const AtomicU32 as *mut c_void;
+        handles.clear();
+        let mut failure = None;
+        for _ in 0..self.threads {
+            // SAFETY: a zeroed pthread_t is overwritten by pthread_create.
+            let mut handle: libc::pthread_t = unsafe { std::mem::zeroed() };
+            // SAFETY: default attributes, as perf uses; the body only reads `done`.
+            let rc =
+                unsafe { libc::pthread_create(&mut handle, std::ptr::null(), passive_thread, arg) };
+            if rc != 0 {
+                failure = Some(std::io::Error::from_raw_os_error(rc));
+                break;
+            }
+            handles.push(handle);
+        }
+        done.store(1, Ordering::Relaxed);
+        futex_wake(&done, handles.len());
+        for &handle in handles.iter() {
+            // SAFETY: joining a thread we created and have not joined.
+            unsafe { libc::pthread_join(handle, std::ptr::null_mut()) };
+        }
+        match failure {
+            None => Ok(handles.len() as u64),
+            Some(err) => Err(Error::runtime(format!(
+                "cannot create a thread ({err}): lower --threads or --producers"
+            ))),
+        }
+    }
+}
+
+impl Workload for ThreadBatches {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        let mut handles = Vec::with_capacity(self.threads);
+        ctx.try_run(|| self.batch(&mut handles))
+    }
+}
+
+// --- breakpoint-enable -------------------------------------------------------
+
+struct EnableBench;
+
+impl Benchmark for EnableBench {
+    fn name(&self) -> &'static str {
+        "breakpoint-enable"
+    }
+    fn description(&self) -> &'static str {
+        "disable and enable an inheritable breakpoint held by passive and active threads: perf bench breakpoint enable"
+    }
+    fn options(&self) -> &'static [BenchOption] {
+        &[PASSIVE, ACTIVE]
+    }
+
+    fn validate(&self, config: &RunConfig) -> Result<()> {
+        if config.producers != 1 {
+            return Err(Error::usage(
+                "breakpoint-enable toggles one breakpoint from one thread, as perf does: -p must be 1",
+            ));
+        }
+        Ok(())
+    }
+
+    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        // The producer opens its own breakpoint; try one here so that a kernel
+        // or CPU without them is told before anything runs.
+        drop(Breakpoints::install(1)?);
+        Ok(Box::new(Toggle {
+            passive: config.params.get(PASSIVE.long) as usize,
+            active: config.params.get(ACTIVE.long) as usize,
+        }))
+    }
+
+    fn report_style(&self) -> ReportStyle {
+        ReportStyle::Ops { per_cpu: false }
+    }
+
+    fn report_fixed(&self, config: &RunConfig, run: &FixedRun) -> Vec<String> {
+        let [total, blank] = perf::total_time(run);
+        vec![
+            perf::running("breakpoint", "enable"),
+            format!(
+                "# Enabled/disabled breakpoint {} time with {} passive and {} active threads",
+                run.calls,
+                config.params.get(PASSIVE.long),
+                config.params.get(ACTIVE.long)
+            ),
+            total,
+            blank,
+            perf::figure(perf::usecs_per_op(run, run.ops), "usecs/op"),
+        ]
+    }
+}
+
+/// The producer opens one breakpoint on its own thread and starts the passive
+/// and active threads, which inherit it, then toggles it: as perf's main
+/// thread does. Who owns the event matters: disabling a task's event calls
+/// into the CPU that task last ran on.
+struct Toggle {
+    passive: usize,
+    active: usize,
+}
+
+fn toggle(fd: RawFd, request: libc::c_ulong) -> Result<()> {
+    // SAFETY: a perf event ioctl without argument on a descriptor we hold open.
+    if unsafe { libc::ioctl(fd, request, 0) } != 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(Error::runtime(format!(
+            "cannot toggle the breakpoint: {err}"
+        )));
+    }
+    Ok(())
+}
+
+impl Workload for Toggle {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        let breakpoint = Breakpoints::install(1)?;
+        let done = AtomicU32::new(0);
+        std::thread::scope(|scope| {
+            let mut result = Ok(());
+            for i in 0..self.passive + self.active {
+                let done = &done;
+                let spawned = std::thread::Builder::new()
+                    .stack_size(64 * 1024)
+                    .spawn_scoped(scope, move || {
+                        if i < self.passive {
+                            wait_until_done(done);
+                        } else {
+                            while done.load(Ordering::Relaxed) == 0 {
+                                std::hint::spin_loop();
+                            }
+                        }
+                    });
+                if let Err(err) = spawned {
+                    result = Err(Error::runtime(format!(
+                        "cannot create a helper thread ({err}): lower --passive or --active"
+                    )));
+                    break;
+                }
+            }
+            if result.is_ok() {
+                // Let the passive threads block before the start line, as perf does.
+                std::thread::sleep(Duration::from_millis(10));
+                let fd = breakpoint.fd(0);
+                result = ctx.try_run(|| {
+                    toggle(fd, PERF_EVENT_IOC_DISABLE)?;
+                    toggle(fd, PERF_EVENT_IOC_ENABLE)?;
+                    Ok(1)
+                });
+            }
+            done.store(1, Ordering::Relaxed);
+            futex_wake(&done, usize::MAX);
+            result
+        })
+    }
+}
