@@ -6,7 +6,26 @@ use std::path::PathBuf;
 
 use libbpf_cargo::SkeletonBuilder;
 
+/// The commit the binary is built from, for result files; "unknown" outside git.
+fn git_revision() -> String {
+    for path in [".git/HEAD", ".git/refs/heads", ".git/packed-refs"] {
+        if std::path::Path::new(path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .map(|rev| rev.trim().to_string())
+        .filter(|rev| !rev.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 fn main() {
+    println!("cargo:rustc-env=BENCH_GIT_REVISION={}", git_revision());
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let arch = env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets CARGO_CFG_TARGET_ARCH");
     // UAPI headers for asm/*.h live under the multiarch include directory on Debian.

@@ -1,9 +1,40 @@
-# Shared by the run_bench_*.sh scripts: run one benchmark, print one line.
+# Shared by the run_bench_*.sh scripts: options, running one benchmark, and
+# printing one line (or one Markdown table row) per benchmark.
 # shellcheck shell=bash
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 BENCH=$root/bench
 failures=0
+MARKDOWN=0
+JSON_DIR=
+ARGS=()
+
+# Takes the scripts' common options out of "$@"; the rest goes to ARGS.
+#   --markdown   print a Markdown table (for a commit message or a PR)
+#   --json DIR   keep one result file per benchmark in DIR, for bench compare
+parse_common_args() {
+	while (($#)); do
+		case $1 in
+		--markdown) MARKDOWN=1 ;;
+		--json)
+			[[ $# -ge 2 ]] || { echo "$(basename "$0"): --json needs a directory" >&2; exit 2; }
+			JSON_DIR=$2
+			shift
+			;;
+		--json=*) JSON_DIR=${1#--json=} ;;
+		-h | --help)
+			sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
+			exit 0
+			;;
+		*) ARGS+=("$1") ;;
+		esac
+		shift
+	done
+	if [[ -n $JSON_DIR ]]; then
+		mkdir -p "$JSON_DIR"
+	fi
+	return 0
+}
 
 # Builds (if needed) before the first measurement, not during it.
 prepare_bench() {
@@ -12,14 +43,16 @@ prepare_bench() {
 
 # bench_run NAME [bench options...]
 # Runs one benchmark; sets BENCH_OUT to its stdout and BENCH_VERDICT to "ok",
-# "unsupported: <why>" or "error: <what>". Ctrl-C (or SIGTERM) of the
+# "unsupported: <why>" or "error: <what>". With --json DIR the result is kept in
+# DIR/NAME.json (DIR/$JSON_NAME.json when set). Ctrl-C (or SIGTERM) of the
 # benchmark stops the whole script.
 bench_run() {
-	local name=$1 err rc
+	local name=$1 err rc keep=()
 	shift
+	[[ -n $JSON_DIR ]] && keep=(--json "$JSON_DIR/${JSON_NAME:-$name}.json")
 	err=$(mktemp)
 	set +e
-	BENCH_OUT=$("$BENCH" "$@" "$name" 2>"$err")
+	BENCH_OUT=$("$BENCH" "$@" "${keep[@]}" "$name" 2>"$err")
 	rc=$?
 	set -e
 	case $rc in
@@ -37,9 +70,20 @@ bench_run() {
 	rm -f "$err"
 }
 
+# Prints a table header: plain text prints nothing, Markdown its header rows.
+table_header() { # column names...
+	((MARKDOWN)) || return 0
+	local row="|" rule="|" col
+	for col in "$@"; do
+		row+=" $col |"
+		rule+="---|"
+	done
+	printf '%s\n%s\n' "$row" "$rule"
+}
+
 # bench_line LABEL NAME [bench options...]
-# Prints "LABEL: <summary>" as the kernel's scripts do, or "LABEL: unsupported:
-# <why>" when this kernel cannot run NAME.
+# Prints "LABEL: <summary>" as the kernel's scripts do (or a Markdown row), or
+# "unsupported: <why>" when this kernel cannot run NAME.
 bench_line() {
 	local label=$1 summary
 	shift
@@ -49,7 +93,11 @@ bench_line() {
 	else
 		summary=$BENCH_VERDICT
 	fi
-	printf "%-15s: %s\n" "$label" "$summary"
+	if ((MARKDOWN)); then
+		printf '| %s | %s |\n' "$label" "$(xargs <<<"$summary")"
+	else
+		printf "%-15s: %s\n" "$label" "$summary"
+	fi
 }
 
 # Exits non-zero when a benchmark failed (unsupported ones are not failures).

@@ -4,8 +4,10 @@
 # no threads, N passive and N active threads; slowdowns against the first row.
 # N scales with the CPU count as in the seeds (parallelism CPUs/2, 20 threads a
 # batch; 2xCPUs passive, CPUs-1 active). Paste the output into a commit message.
+# --markdown prints Markdown tables; --json DIR keeps each run's result in DIR.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+parse_common_args "$@"
 
 cpus=$(nproc)
 parallelism=$((cpus / 2 > 0 ? cpus / 2 : 1))
@@ -14,8 +16,11 @@ passive=$((2 * cpus))
 active=$((cpus - 1 > 0 ? cpus - 1 : 1))
 timing=(-w1 -d5)
 
-# Sets USECS to usecs/op "mean ± sd" of one run, or to why there is none.
+# measure FILE-NAME BENCHMARK [options...]: sets USECS to usecs/op "mean ± sd"
+# of one run, or to why there is none.
 measure() {
+	JSON_NAME=$1
+	shift
 	bench_run "$@" "${timing[@]}" -q
 	if [[ $BENCH_VERDICT == ok ]]; then
 		USECS=$(tail -n1 <<<"$BENCH_OUT" | sed -e 's/.*usecs\/op *\([0-9.]*\) ± \([0-9.]*\).*/\1 ± \2/')
@@ -27,25 +32,37 @@ measure() {
 row() { # label, "mean ± sd", baseline mean
 	local slowdown=-
 	[[ $2 == *±* && $3 == [0-9]* ]] && slowdown=$(awk -v a="${2%% *}" -v b="$3" 'BEGIN {printf "%.2fx", a / b}')
-	printf '%-16s %24s %10s\n' "$1" "$2" "$slowdown"
+	if ((MARKDOWN)); then
+		printf '| %s | %s | %s |\n' "$1" "$2" "$slowdown"
+	else
+		printf '%-16s %24s %10s\n' "$1" "$2" "$slowdown"
+	fi
+}
+
+header() { # first column name
+	if ((MARKDOWN)); then
+		table_header "$1" usecs/op slowdown
+	else
+		printf '%-16s %24s %10s\n' "$1" usecs/op slowdown
+	fi
 }
 
 prepare_bench
 printf 'breakpoint-thread: parallelism %d, %d threads per batch, %d CPUs\n' "$parallelism" "$threads" "$cpus"
-printf '%-16s %24s %10s\n' breakpoints usecs/op slowdown
-measure breakpoint-thread -b 0 -p "$parallelism" -t "$threads"
+header breakpoints
+measure thread-b0 breakpoint-thread -b 0 -p "$parallelism" -t "$threads"
 base=$USECS
 row 0 "$base" "${base%% *}"
-measure breakpoint-thread -b 4 -p "$parallelism" -t "$threads"
+measure thread-b4 breakpoint-thread -b 4 -p "$parallelism" -t "$threads"
 row 4 "$USECS" "${base%% *}"
 
 printf '\nbreakpoint-enable: one breakpoint toggled, %d CPUs\n' "$cpus"
-printf '%-16s %24s %10s\n' threads usecs/op slowdown
-measure breakpoint-enable --passive 0 --active 0
+header threads
+measure enable breakpoint-enable --passive 0 --active 0
 base=$USECS
 row none "$base" "${base%% *}"
-measure breakpoint-enable --passive "$passive" --active 0
+measure enable-passive breakpoint-enable --passive "$passive" --active 0
 row "$passive passive" "$USECS" "${base%% *}"
-measure breakpoint-enable --passive 0 --active "$active"
+measure enable-active breakpoint-enable --passive 0 --active "$active"
 row "$active active" "$USECS" "${base%% *}"
 finish

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # One summary line per trigger benchmark, as the kernel's run_bench_trigger.sh.
 # Arguments replace the default list (names without the trig- prefix);
-# PROD_CNT sets the producer count. A benchmark this kernel cannot run says
-# why on its line, and the script goes on.
+# PROD_CNT sets the producer count. A benchmark this kernel cannot run says why
+# on its line, and the script goes on. --markdown prints a Markdown table;
+# --json DIR keeps one result file per benchmark in DIR, for `bench compare`.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 benchmarks=(usermode-count kernel-count syscall-count fentry fexit fmodret
 	rawtp tp kprobe kprobe-multi kretprobe kretprobe-multi)
-(($#)) && benchmarks=("$@")
+parse_common_args "$@"
+((${#ARGS[@]})) && benchmarks=("${ARGS[@]}")
 prod_cnt=${PROD_CNT:-1}
 
 prepare_bench
+table_header benchmark "throughput (mean ± sd)"
 for i in "${benchmarks[@]}"; do
 	bench_line "$i" "trig-$i" -w2 -d5 -a -p"$prod_cnt"
 done

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # One summary line per uprobe and USDT benchmark, as the kernel's
 # run_bench_uprobes.sh. Arguments replace the default list (names without the
-# trig- prefix).
+# trig- prefix). --markdown prints a Markdown table; --json DIR keeps one result
+# file per benchmark in DIR, ready for `bench compare`.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 benchmarks=(usermode-count syscall-count {uprobe,uretprobe}-{nop,push,ret,nop5} usdt-nop usdt-nop5)
-(($#)) && benchmarks=("$@")
+parse_common_args "$@"
+((${#ARGS[@]})) && benchmarks=("${ARGS[@]}")
 
 prepare_bench
+table_header benchmark "throughput (mean ± sd)"
 for i in "${benchmarks[@]}"; do
 	bench_line "$i" "trig-$i" -w2 -d5 -a
 done

@@ -2,13 +2,16 @@
 //! [`RunConfig`] for one benchmark.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use clap::error::ErrorKind;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use crate::benches::{self, Benchmark, Params, RunConfig};
+use crate::app::{JsonTarget, Outputs, RunRequest};
+use crate::benches::{self, Params, RunConfig};
 use crate::error::{Error, Result};
 use crate::runner::affinity::{parse_cpu_list, Affinity};
+use crate::sweep::{self, SweepSpec};
 
 /// Hard limits, stated in `--help` and enforced.
 pub const MAX_THREADS: u64 = 1024;
@@ -80,6 +83,24 @@ struct Cli {
           value_parser = count(1, u64::MAX))]
     repeat: Option<u64>,
 
+    /// Write every sample and the summary, with the context, as JSON to FILE
+    /// (`-`: to stdout, the text report then going to stderr).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// Write every sample and the summary as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+
+    /// Run once per value of PARAM (producers, or a numeric option of the
+    /// benchmark) and print a table, e.g. producers=1,2,4 or breakpoints=0..4.
+    #[arg(long, value_name = "PARAM=LIST", value_parser = sweep::parse_spec)]
+    sweep: Option<SweepSpec>,
+
+    /// Draw the sweep as an SVG plot in FILE.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+
     /// Print only the results, not the set-up chatter.
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -96,13 +117,6 @@ pub enum Command {
     List,
     Probe,
     Run(Box<RunRequest>),
-}
-
-pub struct RunRequest {
-    pub bench: &'static dyn Benchmark,
-    pub config: RunConfig,
-    pub quiet: bool,
-    pub verbose: bool,
 }
 
 fn count(min: u64, max: u64) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone {
@@ -230,10 +244,37 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         repeat: cli.repeat,
         params,
     };
-    bench.validate(&config)?;
+    if cli.plot.is_some() && cli.sweep.is_none() {
+        return Err(Error::usage(
+            "--plot draws a sweep: give --sweep PARAM=LIST too",
+        ));
+    }
+    if cli.sweep.is_some() && cli.repeat.is_some() {
+        return Err(Error::usage(
+            "--sweep compares timed runs; it does not combine with --repeat",
+        ));
+    }
+    match &cli.sweep {
+        // Each point is checked as its own run would be, before anything runs.
+        Some(spec) => drop(spec.points(bench, &config)?),
+        None => bench.validate(&config)?,
+    }
+    let outputs = Outputs {
+        json: cli.json.map(|path| {
+            if path.as_os_str() == "-" {
+                JsonTarget::Stdout
+            } else {
+                JsonTarget::File(path)
+            }
+        }),
+        csv: cli.csv,
+        plot: cli.plot,
+    };
     Ok(Command::Run(Box::new(RunRequest {
         bench,
         config,
+        sweep: cli.sweep,
+        outputs,
         quiet: cli.quiet,
         verbose: cli.verbose,
     })))

@@ -17,6 +17,8 @@ pub mod exit {
     /// Set-up refused to run: a probe target is not the expected instruction,
     /// or the probe could not be attached for a reason other than missing support.
     pub const SETUP: u8 = 5;
+    /// `bench compare --fail-on-regression`: a benchmark got significantly slower.
+    pub const REGRESSION: u8 = 6;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +28,7 @@ pub enum Error {
     Unsupported(String),
     Setup(String),
     Runtime(String),
+    Regression(String),
 }
 
 impl Error {
@@ -49,6 +52,7 @@ impl Error {
             Error::Unsupported(_) => exit::UNSUPPORTED,
             Error::Setup(_) => exit::SETUP,
             Error::Runtime(_) => exit::FAILURE,
+            Error::Regression(_) => exit::REGRESSION,
         }
     }
 }
@@ -60,7 +64,8 @@ impl fmt::Display for Error {
             Error::Usage(msg)
             | Error::Permission(msg)
             | Error::Setup(msg)
-            | Error::Runtime(msg) => f.write_str(msg),
+            | Error::Runtime(msg)
+            | Error::Regression(msg) => f.write_str(msg),
         }
     }
 }

@@ -1,12 +1,16 @@
 //! `bench`: measures what kernel instrumentation costs.
 
+pub mod app;
 pub mod benches;
 pub mod bpf;
 pub mod cli;
+pub mod compare;
 pub mod error;
 pub mod kernel;
 pub mod probe;
 pub mod report;
+pub mod results;
 pub mod runner;
 pub mod stats;
+pub mod sweep;
 pub mod targets;

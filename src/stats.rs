@@ -1,7 +1,10 @@
-//! Samples in, summary out. Pure functions: no clocks, no I/O.
+//! Samples in, summary out; and the significance test that compares two
+//! summaries. Pure functions: no clocks, no I/O.
+
+use serde::{Deserialize, Serialize};
 
 /// One tick of the measure loop: what was counted since the previous tick.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     /// 0-based, warm-up ticks included.
     pub iteration: u32,
@@ -34,7 +37,7 @@ pub fn per_second(count: u64, elapsed_ns: u64) -> f64 {
     count as f64 * 1e9 / elapsed_ns as f64
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MeanSd {
     pub mean: f64,
     /// Sample standard deviation (n − 1); 0 for fewer than two values.
@@ -58,7 +61,7 @@ pub fn mean_sd(values: &[f64]) -> MeanSd {
 }
 
 /// Rates are in events per second.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Measured (non-warm-up) samples the figures are made of.
     pub samples: usize,
@@ -107,6 +110,134 @@ pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
         usecs_per_op: mean_sd(&op_times),
         max_late_ns,
     })
+}
+
+/// The measured (non-warm-up) hit rates of `samples`, per second.
+pub fn measured_rates(samples: &[Sample]) -> Vec<f64> {
+    samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(Sample::hits_per_sec)
+        .collect()
+}
+
+/// Welch's unequal-variances t-test of two sets of samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Welch {
+    pub t: f64,
+    pub df: f64,
+    /// Two-sided p-value: the chance of a difference at least this large
+    /// between the means if the true means were equal.
+    pub p: f64,
+}
+
+/// Welch's t-test; `None` when either side has fewer than two values.
+pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let (ma, mb) = (mean_sd(a), mean_sd(b));
+    let (va, vb) = (
+        ma.sd.powi(2) / a.len() as f64,
+        mb.sd.powi(2) / b.len() as f64,
+    );
+    let diff = mb.mean - ma.mean;
+    if va + vb == 0.0 {
+        // No spread at all: any difference is certain, none is certainly none.
+        let p = if diff == 0.0 { 1.0 } else { 0.0 };
+        return Some(Welch {
+            t: if diff == 0.0 {
+                0.0
+            } else {
+                diff.signum() * f64::INFINITY
+            },
+            df: (a.len() + b.len() - 2) as f64,
+            p,
+        });
+    }
+    let t = diff / (va + vb).sqrt();
+    let df =
+        (va + vb).powi(2) / (va.powi(2) / (a.len() - 1) as f64 + vb.powi(2) / (b.len() - 1) as f64);
+    let p = regularized_beta(df / (df + t * t), df / 2.0, 0.5).clamp(0.0, 1.0);
+    Some(Welch { t, df, p })
+}
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, n = 9): ample for p-values.
+fn ln_gamma(x: f64) -> f64 {
+    const COEFFS: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut sum = COEFFS[0];
+    for (i, c) in COEFFS.iter().enumerate().skip(1) {
+        sum += c / (x + i as f64);
+    }
+    let t = x + 7.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+/// The regularized incomplete beta function I_x(a, b), by its continued
+/// fraction (modified Lentz), using the symmetry for fast convergence.
+fn regularized_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_fraction(x, a, b) / a
+    } else {
+        1.0 - front * beta_fraction(1.0 - x, b, a) / b
+    }
+}
+
+fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - (a + b) * x / (a + 1.0);
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..300 {
+        let m = m as f64;
+        let even = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
+        for coeff in [
+            even,
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + coeff * d;
+            if d.abs() < TINY {
+                d = TINY;
+            }
+            c = 1.0 + coeff / c;
+            if c.abs() < TINY {
+                c = TINY;
+            }
+            d = 1.0 / d;
+            h *= d * c;
+        }
+        if (d * c - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
 }
 
 #[cfg(test)]
@@ -200,6 +331,44 @@ mod tests {
         let summary = summarize(&[s], 1).unwrap();
         assert_eq!(summary.drops.mean, 1_000_000.0);
         assert_eq!(summary.total.mean, 4_000_000.0);
+    }
+
+    #[test]
+    fn welch_matches_known_values() {
+        // The first example of Wikipedia's "Welch's t-test" article:
+        // t = 2.46 (with A2 as the new side), df = 25.0, p = 0.021.
+        let a1 = [
+            27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
+            21.4,
+        ];
+        let a2 = [
+            27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
+            24.4,
+        ];
+        let w = welch(&a1, &a2).unwrap();
+        assert!((w.t - 2.46).abs() < 0.005, "{w:?}");
+        assert!((w.df - 25.0).abs() < 0.05, "{w:?}");
+        assert!((w.p - 0.021).abs() < 0.0005, "{w:?}");
+        let same = welch(&a1, &a1).unwrap();
+        assert!((same.p - 1.0).abs() < 1e-9, "{same:?}");
+    }
+
+    #[test]
+    fn the_incomplete_beta_agrees_with_the_t_distribution() {
+        // For df = 1 the t distribution is Cauchy: P(|T| > 1) = 0.5.
+        assert!((regularized_beta(1.0 / 2.0, 0.5, 0.5) - 0.5).abs() < 1e-9);
+        // For df = 10, the two-sided 5% critical value is 2.228139.
+        let t: f64 = 2.228139;
+        assert!((regularized_beta(10.0 / (10.0 + t * t), 5.0, 0.5) - 0.05).abs() < 1e-5);
+        // ln Γ(5) = ln 24.
+        assert!((ln_gamma(5.0) - 24f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn welch_needs_two_values_a_side() {
+        assert_eq!(welch(&[1.0], &[1.0, 2.0]), None);
+        let certain = welch(&[1.0, 1.0], &[2.0, 2.0]).unwrap();
+        assert_eq!(certain.p, 0.0);
     }
 
     #[test]

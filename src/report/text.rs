@@ -1,8 +1,10 @@
 //! The kernel runner's text format. Scripts parse the last line with
 //! `tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-`: keep the field layout.
 
+use super::{rate_with_sd, scaled};
+use crate::benches::ReportStyle;
 use crate::runner::FixedRun;
-use crate::stats::{Sample, Summary};
+use crate::stats::{MeanSd, Sample, Summary};
 
 fn mega(per_sec: f64) -> f64 {
     per_sec / 1e6
@@ -42,17 +44,6 @@ pub fn summary_line(summary: &Summary) -> String {
         mega(summary.total.mean),
         mega(summary.total.sd),
     )
-}
-
-/// A rate scaled to a readable unit: (value, "M"), (value, "K") or (value, "").
-fn scaled(per_sec: f64) -> (f64, &'static str) {
-    if per_sec >= 1e6 {
-        (per_sec / 1e6, "M")
-    } else if per_sec >= 1e3 {
-        (per_sec / 1e3, "K")
-    } else {
-        (per_sec, "")
-    }
 }
 
 /// `Iter   3 (  12.345us): ops   35.123K/s ( 35.123K/prod), usecs/op     28.471`
@@ -116,6 +107,53 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String>
         format!(" {:>14} hits", run.counts.hits),
         format!(" {:>14} drops", run.counts.drops),
     ]
+}
+
+/// The rate a benchmark is judged by: hits for the trigger families, all
+/// operations for the perf family.
+pub fn headline(summary: &Summary, style: ReportStyle) -> MeanSd {
+    match style {
+        ReportStyle::Hits => summary.hits,
+        ReportStyle::Ops { .. } => summary.total,
+    }
+}
+
+/// The table after a sweep: each value's rate, per-producer rate, the rate
+/// relative to the first value and, for producers, the scaling efficiency.
+pub fn sweep_table(
+    param: &str,
+    points: &[(u64, usize, MeanSd)],
+    producers_swept: bool,
+) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{param:>16} {:>24} {:>14} {:>9}{}",
+        "mean \u{00b1} sd",
+        "per producer",
+        "relative",
+        if producers_swept { "  efficiency" } else { "" }
+    )];
+    let Some(&(first_value, _, first)) = points.first() else {
+        return lines;
+    };
+    for &(value, producers, rate) in points {
+        let (per_producer, unit) = scaled(rate.mean / producers.max(1) as f64);
+        let relative = if first.mean > 0.0 {
+            rate.mean / first.mean
+        } else {
+            0.0
+        };
+        let mut line = format!(
+            "{value:>16} {:>24} {:>11.3}{unit}/s {relative:>9.3}",
+            rate_with_sd(rate.mean, rate.sd),
+            per_producer
+        );
+        if producers_swept && first_value > 0 {
+            let ideal = value as f64 / first_value as f64;
+            line.push_str(&format!(" {:>10.1}%", relative / ideal * 100.0));
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -184,6 +222,39 @@ mod tests {
             "Summary: ops   35.123 \u{b1} 0.456K/s ( 17.561K/prod), usecs/op     28.471 \u{b1} 0.370, usecs/op/cpu     56.942"
         );
         assert_eq!(kernel_cut(&line).trim(), "35.123 \u{b1} 0.456K/s");
+    }
+
+    #[test]
+    fn sweep_tables_show_relative_rate_and_efficiency() {
+        let points = [
+            (
+                1,
+                1,
+                MeanSd {
+                    mean: 10e6,
+                    sd: 0.1e6,
+                },
+            ),
+            (
+                2,
+                2,
+                MeanSd {
+                    mean: 19e6,
+                    sd: 0.2e6,
+                },
+            ),
+        ];
+        let lines = sweep_table("producers", &points, true);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[2].contains("19.000 \u{b1} 0.200M/s"), "{}", lines[2]);
+        assert!(lines[2].contains("9.500M/s"), "{}", lines[2]);
+        assert!(
+            lines[2].contains("1.900") && lines[2].ends_with("95.0%"),
+            "{}",
+            lines[2]
+        );
+        let lines = sweep_table("breakpoints", &points, false);
+        assert!(!lines[0].contains("efficiency"));
     }
 
     #[test]

@@ -10,12 +10,14 @@ use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
 use crate::stats::Sample;
 use affinity::{pin_current_thread, Placement};
 
 /// What a benchmark counted since it was set up.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     pub hits: u64,
     pub drops: u64,
@@ -423,7 +425,7 @@ pub fn run_timed(
 }
 
 /// The result of a fixed-work run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FixedRun {
     /// From the start line until the last producer finished.
     pub elapsed_ns: u64,

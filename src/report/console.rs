@@ -1,5 +1,6 @@
-//! A progress bar on stderr over warm-up and measurement, only when stderr is
-//! a terminal: logs and pipes get the plain lines alone.
+//! What the user sees while bench runs: report lines on stdout (on stderr when
+//! stdout carries JSON), and a progress bar on stderr over warm-up and
+//! measurement, only when stderr is a terminal.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -8,14 +9,40 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::stats::Sample;
 
-pub struct Progress {
+pub struct Console {
+    to_stderr: bool,
     bar: Option<ProgressBar>,
     warmup: u32,
 }
 
-impl Progress {
-    pub fn new(warmup: u32, duration: u32) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+impl Console {
+    pub fn new(to_stderr: bool) -> Self {
+        Console {
+            to_stderr,
+            bar: None,
+            warmup: 0,
+        }
+    }
+
+    /// Prints one report line without tearing the bar.
+    pub fn line(&self, line: &str) {
+        let print = || {
+            if self.to_stderr {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        };
+        match &self.bar {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
+    }
+
+    /// Shows the bar for a timed run, if stderr is a terminal.
+    pub fn start_bar(&mut self, warmup: u32, duration: u32) {
+        self.warmup = warmup;
+        self.bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(
                 Some(u64::from(warmup + duration)),
                 ProgressDrawTarget::stderr(),
@@ -28,15 +55,6 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
-        Progress { bar, warmup }
-    }
-
-    /// Prints a line on stdout without tearing the bar.
-    pub fn println(&self, line: &str) {
-        match &self.bar {
-            Some(bar) => bar.suspend(|| println!("{line}")),
-            None => println!("{line}"),
-        }
     }
 
     pub fn advance(&self, sample: &Sample) {
@@ -48,15 +66,15 @@ impl Progress {
         }
     }
 
-    pub fn finish(&self) {
-        if let Some(bar) = &self.bar {
+    pub fn finish_bar(&mut self) {
+        if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
     }
 }
 
-impl Drop for Progress {
+impl Drop for Console {
     fn drop(&mut self) {
-        self.finish();
+        self.finish_bar();
     }
 }

@@ -1,0 +1,202 @@
+//! One run, or a sweep of runs: set up, run, report, export. Data flows one
+//! way: configuration → set-up → the runner → statistics → reports.
+
+use std::path::PathBuf;
+
+use crate::benches::{Benchmark, ReportStyle, RunConfig};
+use crate::bpf;
+use crate::error::{Error, Result};
+use crate::report::console::Console;
+use crate::report::plot::{self, Point};
+use crate::report::{csv, json, text};
+use crate::results::{self, Context, Options, ResultFile, RunRecord, SweepInfo, Tool};
+use crate::runner::{self, affinity};
+use crate::stats;
+use crate::sweep::SweepSpec;
+
+/// Where the JSON result goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JsonTarget {
+    File(PathBuf),
+    /// `--json -`: JSON on stdout, the text report on stderr.
+    Stdout,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    pub json: Option<JsonTarget>,
+    pub csv: Option<PathBuf>,
+    pub plot: Option<PathBuf>,
+}
+
+pub struct RunRequest {
+    pub bench: &'static dyn Benchmark,
+    pub config: RunConfig,
+    pub sweep: Option<SweepSpec>,
+    pub outputs: Outputs,
+    pub quiet: bool,
+    pub verbose: bool,
+}
+
+pub fn run(request: &RunRequest) -> Result<()> {
+    let RunRequest {
+        bench,
+        config,
+        sweep,
+        outputs,
+        quiet,
+        verbose,
+    } = request;
+    bpf::init_logging(*verbose);
+    if bench.needs_bpf() {
+        bpf::check_privileges(bench.name())?;
+    }
+    let online = affinity::online_cpus()?;
+    let points: Vec<(Option<u64>, RunConfig)> = match sweep {
+        None => vec![(None, config.clone())],
+        Some(spec) => spec
+            .values
+            .iter()
+            .map(|&v| Some(v))
+            .zip(spec.points(*bench, config)?)
+            .collect(),
+    };
+    let context = Context::gather(&online);
+    let mut console = Console::new(outputs.json == Some(JsonTarget::Stdout));
+    let mut runs = Vec::with_capacity(points.len());
+    for (value, point) in &points {
+        if let (Some(value), Some(spec)) = (value, sweep) {
+            if !quiet {
+                console.line(&format!("# {}={value}", spec.param));
+            }
+        }
+        let placement =
+            affinity::place(&point.affinity, point.producers, point.consumers, &online)?;
+        let mut record = one_run(*bench, point, &placement, &mut console, *quiet)?;
+        record.sweep_value = *value;
+        runs.push(record);
+    }
+
+    if let Some(spec) = sweep {
+        let style = bench.report_style();
+        let rows: Vec<(u64, usize, stats::MeanSd)> = runs
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r.sweep_value?,
+                    r.producers,
+                    text::headline(r.summary.as_ref()?, style),
+                ))
+            })
+            .collect();
+        console.line(&format!("Sweep of {} for {}:", spec.param, bench.name()));
+        for line in text::sweep_table(&spec.param, &rows, spec.is_producers()) {
+            console.line(&line);
+        }
+        if let Some(path) = &outputs.plot {
+            let points: Vec<Point> = rows
+                .iter()
+                .map(|&(value, _, rate)| Point {
+                    value,
+                    mean: rate.mean,
+                    sd: rate.sd,
+                })
+                .collect();
+            let what = match style {
+                ReportStyle::Hits => "hits",
+                ReportStyle::Ops { .. } => "operations",
+            };
+            let title = format!("{}: {what} per second by {}", bench.name(), spec.param);
+            let svg = plot::render(&title, &spec.param, what, &points, spec.is_producers())?;
+            plot::write(path, &svg)?;
+        }
+    }
+
+    let result = ResultFile {
+        schema: results::SCHEMA.to_string(),
+        tool: Tool::this(),
+        context,
+        benchmark: bench.name().to_string(),
+        options: Options::from_config(config),
+        sweep: sweep.as_ref().map(|s| SweepInfo {
+            param: s.param.clone(),
+            values: s.values.clone(),
+        }),
+        partial: runs.iter().any(|r| r.partial),
+        runs,
+    };
+    if let Some(path) = &outputs.csv {
+        csv::write(path, &result)?;
+    }
+    match &outputs.json {
+        Some(JsonTarget::File(path)) => json::write(path, &result)?,
+        Some(JsonTarget::Stdout) => print!("{}", result.to_json()),
+        None => {}
+    }
+    Ok(())
+}
+
+/// Sets up, runs and reports one configuration.
+fn one_run(
+    bench: &dyn Benchmark,
+    config: &RunConfig,
+    placement: &affinity::Placement,
+    console: &mut Console,
+    quiet: bool,
+) -> Result<RunRecord> {
+    // A fixed-work run prints its report and nothing else, like perf bench.
+    let chatter = !quiet && config.repeat.is_none();
+    if chatter {
+        console.line(&format!("Setting up benchmark '{}'...", bench.name()));
+    }
+    let workload = bench.setup(config)?;
+    if chatter {
+        console.line(&format!("Benchmark '{}' started.", bench.name()));
+    }
+    let mut record = RunRecord {
+        sweep_value: None,
+        producers: config.producers,
+        params: results::params_record(config),
+        placement: placement.into(),
+        partial: false,
+        samples: Vec::new(),
+        summary: None,
+        fixed: None,
+    };
+    if let Some(repeat) = config.repeat {
+        let fixed = runner::run_fixed(workload.as_ref(), placement, repeat)?;
+        for line in bench.report_fixed(config, &fixed) {
+            console.line(&line);
+        }
+        record.fixed = Some(fixed);
+        return Ok(record);
+    }
+
+    let style = bench.report_style();
+    console.start_bar(config.warmup_secs, config.duration_secs);
+    let samples = runner::run_timed(
+        workload.as_ref(),
+        placement,
+        config.warmup_secs,
+        config.duration_secs,
+        &mut |sample| {
+            console.line(&match style {
+                ReportStyle::Hits => text::iteration_line(sample, config.producers),
+                ReportStyle::Ops { .. } => text::ops_iteration_line(sample, config.producers),
+            });
+            console.advance(sample);
+        },
+    );
+    console.finish_bar();
+    let samples = samples?;
+    drop(workload);
+    let summary = stats::summarize(&samples, config.producers)
+        .ok_or_else(|| Error::runtime("no iteration was measured"))?;
+    console.line(&match style {
+        ReportStyle::Hits => text::summary_line(&summary),
+        ReportStyle::Ops { per_cpu } => text::ops_summary_line(&summary, config.producers, per_cpu),
+    });
+    record.samples = samples;
+    record.summary = Some(summary);
+    Ok(record)
+}

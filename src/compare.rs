@@ -1,0 +1,345 @@
+//! `bench compare OLD NEW...`: is the difference real? For each benchmark in
+//! both, old and new mean ± sd, the change, and a verdict from Welch's t-test
+//! on the measured samples and a noise floor.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use crate::error::{Error, Result};
+use crate::report::rate_with_sd;
+use crate::results::{ResultFile, RunRecord};
+use crate::stats::{mean_sd, measured_rates, welch};
+
+/// The significance level of the t-test.
+pub const ALPHA: f64 = 0.05;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "bench compare",
+    about = "Compare result files (--json) of two kernels, patches or machines.",
+    after_help = "A change is 'faster' or 'slower' when it is larger than the noise floor and \
+                  Welch's t-test on the per-second samples gives p < 0.05; otherwise it is \
+                  'within noise'. Exit codes: 0 ok, 2 bad usage, 6 a regression beyond \
+                  --fail-on-regression."
+)]
+struct CompareCli {
+    /// The baseline: a result file, or a directory of them.
+    #[arg(value_name = "OLD")]
+    old: PathBuf,
+    /// Results to hold against the baseline: files or directories.
+    #[arg(value_name = "NEW", required = true)]
+    new: Vec<PathBuf>,
+    /// Changes smaller than PCT percent are called noise.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = percent)]
+    noise: f64,
+    /// Exit with code 6 when a benchmark got significantly slower by more than PCT percent.
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    fail_on_regression: Option<f64>,
+    /// Compare even different benchmarks or option sets.
+    #[arg(long)]
+    force: bool,
+}
+
+fn percent(text: &str) -> std::result::Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("expected a percentage, got '{text}'"))?;
+    if !(0.0..=1000.0).contains(&value) {
+        return Err("must be between 0 and 1000".into());
+    }
+    Ok(value)
+}
+
+/// A measured run and where it came from.
+struct Entry {
+    file: PathBuf,
+    benchmark: String,
+    param: Option<String>,
+    run: RunRecord,
+    option_set: BTreeMap<String, String>,
+}
+
+impl Entry {
+    fn key(&self) -> (String, Option<String>, Option<u64>) {
+        (
+            self.benchmark.clone(),
+            self.param.clone(),
+            self.run.sweep_value,
+        )
+    }
+
+    fn label(&self) -> String {
+        match (&self.param, self.run.sweep_value) {
+            (Some(param), Some(v)) => format!("{} {param}={v}", self.benchmark),
+            _ => self.benchmark.clone(),
+        }
+    }
+}
+
+/// The options that make two results comparable: not the timing of the run.
+fn option_set(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
+    let mut set = BTreeMap::new();
+    set.insert("producers".to_string(), run.producers.to_string());
+    set.insert("consumers".to_string(), file.options.consumers.to_string());
+    set.insert("affinity".to_string(), file.options.affinity.clone());
+    for (k, v) in &run.params {
+        set.insert(k.clone(), v.to_string());
+    }
+    set
+}
+
+fn load_side(path: &Path) -> Result<Vec<Entry>> {
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(Error::usage(format!(
+                "{} holds no .json result file",
+                path.display()
+            )));
+        }
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut entries = Vec::new();
+    for file in files {
+        let result = ResultFile::load(&file)?;
+        let param = result.sweep.as_ref().map(|s| s.param.clone());
+        for run in &result.runs {
+            entries.push(Entry {
+                file: file.clone(),
+                benchmark: result.benchmark.clone(),
+                param: param.clone(),
+                option_set: option_set(&result, run),
+                run: run.clone(),
+            });
+        }
+    }
+    Ok(entries)
+}
+
+/// The verdict on one pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub change_pct: f64,
+    pub p: Option<f64>,
+    pub word: &'static str,
+}
+
+/// Compares two sets of per-second rates.
+pub fn judge(old: &[f64], new: &[f64], noise_pct: f64) -> Verdict {
+    let (o, n) = (mean_sd(old), mean_sd(new));
+    let change_pct = if o.mean > 0.0 {
+        (n.mean - o.mean) / o.mean * 100.0
+    } else {
+        0.0
+    };
+    let p = welch(old, new).map(|w| w.p);
+    let significant = p.is_some_and(|p| p < ALPHA);
+    let word = if change_pct.abs() < noise_pct || !significant {
+        "within noise"
+    } else if change_pct > 0.0 {
+        "faster"
+    } else {
+        "slower"
+    };
+    Verdict {
+        change_pct,
+        p,
+        word,
+    }
+}
+
+pub fn main(args: impl IntoIterator<Item = OsString>) -> Result<String> {
+    let cli = match CompareCli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            return match err.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    Ok(err.render().to_string())
+                }
+                _ => Err(Error::usage(
+                    err.render()
+                        .to_string()
+                        .lines()
+                        .next()
+                        .unwrap_or("invalid command line")
+                        .trim_start_matches("error: ")
+                        .to_string(),
+                )),
+            }
+        }
+    };
+    let old = load_side(&cli.old)?;
+    let mut out = String::new();
+    let mut regressions = Vec::new();
+    for new_path in &cli.new {
+        let new = load_side(new_path)?;
+        let pairs = pair_up(&old, &new, &cli, new_path)?;
+        if cli.new.len() > 1 {
+            out.push_str(&format!(
+                "# {} vs {}\n",
+                cli.old.display(),
+                new_path.display()
+            ));
+        }
+        out.push_str(&format!(
+            "{:<32} {:>22} {:>22} {:>9}  verdict\n",
+            "benchmark", "old", "new", "change"
+        ));
+        for (o, n) in pairs {
+            let (old_rates, new_rates) = (
+                measured_rates(&o.run.samples),
+                measured_rates(&n.run.samples),
+            );
+            if old_rates.is_empty() || new_rates.is_empty() {
+                out.push_str(&format!(
+                    "{:<32} no per-second samples to compare (a --repeat run)\n",
+                    o.label()
+                ));
+                continue;
+            }
+            let v = judge(&old_rates, &new_rates, cli.noise);
+            let (om, nm) = (mean_sd(&old_rates), mean_sd(&new_rates));
+            let p = v.p.map_or("p n/a".to_string(), |p| format!("p={p:.3}"));
+            out.push_str(&format!(
+                "{:<32} {:>22} {:>22} {:>+8.2}%  {} ({p})\n",
+                o.label(),
+                rate_with_sd(om.mean, om.sd),
+                rate_with_sd(nm.mean, nm.sd),
+                v.change_pct,
+                v.word
+            ));
+            if let Some(limit) = cli.fail_on_regression {
+                if v.word == "slower" && -v.change_pct > limit {
+                    regressions.push(format!(
+                        "{} is {:.1}% slower ({p})",
+                        n.label(),
+                        -v.change_pct
+                    ));
+                }
+            }
+        }
+    }
+    if !regressions.is_empty() {
+        print!("{out}");
+        return Err(Error::Regression(format!(
+            "regression beyond {}%: {}",
+            cli.fail_on_regression.unwrap_or_default(),
+            regressions.join("; ")
+        )));
+    }
+    Ok(out)
+}
+
+/// Matches old and new entries by benchmark (and swept value), refusing what
+/// should not be compared unless `--force`.
+fn pair_up<'a>(
+    old: &'a [Entry],
+    new: &'a [Entry],
+    cli: &CompareCli,
+    new_path: &Path,
+) -> Result<Vec<(&'a Entry, &'a Entry)>> {
+    let single_files = !cli.old.is_dir() && !new_path.is_dir();
+    let names = |side: &[Entry]| {
+        let mut names: Vec<String> = side.iter().map(|e| e.benchmark.clone()).collect();
+        names.dedup();
+        names
+    };
+    let (old_names, new_names) = (names(old), names(new));
+    let mut pairs = Vec::new();
+    if single_files && old_names != new_names {
+        if !cli.force {
+            return Err(Error::usage(format!(
+                "{} holds {} but {} holds {}: different benchmarks (--force compares them anyway)",
+                cli.old.display(),
+                old_names.join(", "),
+                new_path.display(),
+                new_names.join(", ")
+            )));
+        }
+        pairs.extend(old.iter().zip(new.iter()));
+    } else {
+        for o in old {
+            if let Some(n) = new.iter().find(|n| n.key() == o.key()) {
+                pairs.push((o, n));
+            }
+        }
+        if pairs.is_empty() {
+            return Err(Error::usage(format!(
+                "{} and {} have no benchmark in common",
+                cli.old.display(),
+                new_path.display()
+            )));
+        }
+    }
+    if !cli.force {
+        for (o, n) in &pairs {
+            if let Some((name, old_value)) = o
+                .option_set
+                .iter()
+                .find(|(k, v)| n.option_set.get(*k) != Some(v))
+            {
+                let new_value = n.option_set.get(name).map_or("(none)", String::as_str);
+                return Err(Error::usage(format!(
+                    "{}: {} ran with {name}={old_value} but {} with {name}={new_value}: different option sets (--force compares them anyway)",
+                    o.label(),
+                    o.file.display(),
+                    n.file.display()
+                )));
+            }
+        }
+    }
+    Ok(pairs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Per-second rates around `mean` with a 0.3% spread.
+    fn rates(mean: f64) -> Vec<f64> {
+        [0.997, 1.002, 1.0, 0.999, 1.003, 0.998, 1.001, 1.0]
+            .iter()
+            .map(|f| f * mean)
+            .collect()
+    }
+
+    #[test]
+    fn a_20_percent_drop_is_a_significant_slowdown() {
+        let v = judge(&rates(1e6), &rates(0.8e6), 2.0);
+        assert_eq!(v.word, "slower");
+        assert!((v.change_pct + 20.0).abs() < 1e-9);
+        assert!(v.p.unwrap() < 1e-6);
+        assert_eq!(judge(&rates(1e6), &rates(1.2e6), 2.0).word, "faster");
+    }
+
+    #[test]
+    fn half_a_percent_is_noise() {
+        let v = judge(&rates(1e6), &rates(1.005e6), 2.0);
+        assert_eq!(v.word, "within noise");
+        // Even when significant, a change under the floor is noise.
+        let tight: Vec<f64> = rates(1e6).iter().map(|r| 1e6 + (r - 1e6) / 100.0).collect();
+        let moved: Vec<f64> = tight.iter().map(|r| r * 1.005).collect();
+        let v = judge(&tight, &moved, 2.0);
+        assert!(v.p.unwrap() < ALPHA);
+        assert_eq!(v.word, "within noise");
+    }
+
+    #[test]
+    fn a_large_but_noisy_change_is_not_called() {
+        let old = [1.0e6, 2.0e6, 0.5e6];
+        let new = [1.5e6, 0.7e6, 2.2e6];
+        assert_eq!(judge(&old, &new, 2.0).word, "within noise");
+    }
+}

@@ -1,0 +1,403 @@
+//! Results you can keep, compare, sweep and plot: JSON against its documented
+//! schema, CSV, atomic writes, compare verdicts and exit codes, sweeps and plots.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use bench::results::ResultFile;
+use common::*;
+use serde_json::Value;
+
+fn tempdir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bench-results-{tag}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Checks `value` against the subset of JSON Schema that
+/// docs/result-schema.json uses: type, required, properties,
+/// additionalProperties, items and local $ref.
+fn validate(value: &Value, schema: &Value, root: &Value, at: &str) -> Result<(), String> {
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let name = reference.trim_start_matches("#/$defs/");
+        return validate(value, &root["$defs"][name], root, at);
+    }
+    if let Some(types) = schema.get("type") {
+        let types: Vec<&str> = match types {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let ok = types.iter().any(|t| match *t {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            _ => false,
+        });
+        if !ok {
+            return Err(format!("{at}: {value} is not of type {types:?}"));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = name.as_str().unwrap();
+            if !object.contains_key(name) {
+                return Err(format!("{at}: required field {name} is missing"));
+            }
+        }
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for (name, field) in object {
+            match properties.and_then(|p| p.get(name)) {
+                Some(sub) => validate(field, sub, root, &format!("{at}.{name}"))?,
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => {
+                        return Err(format!("{at}: field {name} is not documented"))
+                    }
+                    Some(sub @ Value::Object(_)) => {
+                        validate(field, sub, root, &format!("{at}.{name}"))?
+                    }
+                    _ => {}
+                },
+            }
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (i, item) in array.iter().enumerate() {
+            validate(item, items, root, &format!("{at}[{i}]"))?;
+        }
+    }
+    Ok(())
+}
+
+fn schema() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result-schema.json");
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn json_round_trips_and_matches_its_documented_schema() {
+    let dir = tempdir("json");
+    let path = dir.join("run.json");
+    let out = run(&[
+        "-q",
+        "-w1",
+        "-d2",
+        "-p2",
+        "-a",
+        "--json",
+        path.to_str().unwrap(),
+        "trig-syscall-count",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = fs::read_to_string(&path).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let schema = schema();
+    validate(&value, &schema, &schema, "$").unwrap();
+
+    // Round trip: the structs read back what was written, field for field.
+    let parsed: ResultFile = serde_json::from_str(&text).unwrap();
+    assert_eq!(serde_json::to_value(&parsed).unwrap(), value);
+
+    assert_eq!(parsed.schema, "bench-result/1");
+    assert_eq!(parsed.benchmark, "trig-syscall-count");
+    assert!(!parsed.partial);
+    assert_eq!(parsed.options.producers, 2);
+    assert_eq!(parsed.options.affinity, "auto");
+    assert!(!parsed.context.kernel_release.is_empty());
+    let run = &parsed.runs[0];
+    assert_eq!(run.samples.len(), 3);
+    assert!(run.samples[0].warmup && !run.samples[1].warmup);
+    assert_eq!(run.placement.producers.len(), 2);
+    assert!(run.placement.producers.iter().all(Option::is_some));
+    let summary = run.summary.unwrap();
+    assert_eq!(summary.samples, 2);
+    // The summary is what the samples say.
+    let rates: Vec<f64> = run.samples[1..]
+        .iter()
+        .map(|s| s.hits as f64 * 1e9 / s.elapsed_ns as f64)
+        .collect();
+    assert!((summary.hits.mean - (rates[0] + rates[1]) / 2.0).abs() < 1e-6 * summary.hits.mean);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn json_to_stdout_moves_the_text_to_stderr() {
+    let out = run(&["-w0", "-d1", "--json", "-", "trig-usermode-count"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let value: Value = serde_json::from_str(&out.stdout).expect("stdout is only JSON");
+    assert_eq!(value["benchmark"], "trig-usermode-count");
+    assert!(out.stderr.contains("Summary: hits"), "{}", out.stderr);
+}
+
+#[test]
+fn csv_has_a_header_and_a_row_per_sample_and_summary() {
+    let dir = tempdir("csv");
+    let path = dir.join("run.csv");
+    let out = run(&[
+        "-q",
+        "-w1",
+        "-d2",
+        "--csv",
+        path.to_str().unwrap(),
+        "syscall-basic",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = fs::read_to_string(&path).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows[0], bench::report::csv::HEADER);
+    let width = rows[0].split(',').count();
+    assert!(rows.iter().all(|r| r.split(',').count() == width), "{text}");
+    let kinds: Vec<&str> = rows[1..]
+        .iter()
+        .map(|r| r.split(',').nth(3).unwrap())
+        .collect();
+    assert_eq!(kinds, ["sample", "sample", "sample", "summary"]);
+    assert!(
+        rows[1].starts_with("syscall-basic,,,sample,0,"),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("# context: kernel=")),
+        "{text}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_killed_run_leaves_no_half_file() {
+    let dir = tempdir("killed");
+    let path = dir.join("run.json");
+    let mut child = Command::new(bench_bin())
+        .args([
+            "-q",
+            "-w0",
+            "-d30",
+            "--json",
+            path.to_str().unwrap(),
+            "trig-usermode-count",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left: Vec<_> = fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A result file with per-second samples around `mean` (0.3% spread).
+fn synthetic(dir: &Path, name: &str, bench: &str, producers: usize, mean: f64) -> PathBuf {
+    let out = run(&["-q", "-w0", "-d1", "--json", "-", "trig-usermode-count"]);
+    let mut file: ResultFile = serde_json::from_str(&out.stdout).unwrap();
+    file.benchmark = bench.to_string();
+    file.options.producers = producers;
+    let run = &mut file.runs[0];
+    run.producers = producers;
+    run.samples = [0.997, 1.002, 1.0, 0.999, 1.003, 0.998, 1.001, 1.0]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| bench::stats::Sample {
+            iteration: i as u32,
+            elapsed_ns: 1_000_000_000,
+            late_ns: 0,
+            hits: (mean * f) as u64,
+            drops: 0,
+            warmup: false,
+        })
+        .collect();
+    run.summary = bench::stats::summarize(&run.samples, producers);
+    let path = dir.join(name);
+    fs::write(&path, file.to_json()).unwrap();
+    path
+}
+
+#[test]
+fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
+    let dir = tempdir("compare");
+    let old = synthetic(&dir, "old.json", "trig-uprobe-nop", 1, 2.0e6);
+    let slower = synthetic(&dir, "slower.json", "trig-uprobe-nop", 1, 1.6e6);
+    let same = synthetic(&dir, "same.json", "trig-uprobe-nop", 1, 2.01e6);
+    let p = |p: &PathBuf| p.to_str().unwrap().to_string();
+
+    let out = run(&["compare", &p(&old), &p(&slower)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("trig-uprobe-nop"))
+        .unwrap();
+    assert!(
+        line.contains("-20.00%") && line.contains("slower (p=0.000)"),
+        "{line}"
+    );
+
+    let out = run(&["compare", &p(&old), &p(&same)]);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("trig-uprobe-nop"))
+        .unwrap();
+    assert!(
+        line.contains("+0.50%") && line.contains("within noise"),
+        "{line}"
+    );
+
+    // The gate: exit 6 beyond the allowed slowdown, 0 within it.
+    let out = run(&[
+        "compare",
+        "--fail-on-regression",
+        "5",
+        &p(&old),
+        &p(&slower),
+    ]);
+    assert_one_clear_line(&out, 6, "trig-uprobe-nop is 20.0% slower");
+    let out = run(&[
+        "compare",
+        "--fail-on-regression",
+        "25",
+        &p(&old),
+        &p(&slower),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compare_refuses_different_benchmarks_and_option_sets_unless_forced() {
+    let dir = tempdir("refuse");
+    let a = synthetic(&dir, "a.json", "trig-uprobe-nop", 1, 2.0e6);
+    let b = synthetic(&dir, "b.json", "trig-uprobe-nop5", 1, 5.0e6);
+    let c = synthetic(&dir, "c.json", "trig-uprobe-nop", 2, 4.0e6);
+    let p = |p: &PathBuf| p.to_str().unwrap().to_string();
+
+    let out = run(&["compare", &p(&a), &p(&b)]);
+    assert_one_clear_line(
+        &out,
+        2,
+        "different benchmarks (--force compares them anyway)",
+    );
+    let out = run(&["compare", &p(&a), &p(&c)]);
+    assert_one_clear_line(&out, 2, "producers=1 but");
+    let out = run(&["compare", "--force", &p(&a), &p(&b)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("faster"), "{}", out.stdout);
+    for (args, needle) in [
+        (vec!["compare".to_string(), p(&a)], "required"),
+        (
+            vec![
+                "compare".to_string(),
+                p(&a),
+                dir.join("nope.json").to_str().unwrap().to_string(),
+            ],
+            "cannot read",
+        ),
+        (
+            vec![
+                "compare".to_string(),
+                "--noise".to_string(),
+                "x".to_string(),
+                p(&a),
+                p(&a),
+            ],
+            "expected a percentage",
+        ),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args);
+        assert_one_clear_line(&out, 2, needle);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_sweep_runs_each_value_and_plots_one_point_per_value() {
+    let dir = tempdir("sweep");
+    let (json, svg) = (dir.join("sweep.json"), dir.join("sweep.svg"));
+    let out = run(&[
+        "-q",
+        "-w0",
+        "-d1",
+        "--sweep",
+        "producers=1,2",
+        "--json",
+        json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+        "trig-syscall-count",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let table: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Sweep of producers"))
+        .collect();
+    assert_eq!(table.len(), 4, "{}", out.stdout);
+    assert!(table[1].contains("efficiency"), "{}", table[1]);
+
+    let file = ResultFile::load(&json).unwrap();
+    assert_eq!(file.sweep.as_ref().unwrap().values, vec![1, 2]);
+    assert_eq!(file.runs.len(), 2);
+    assert_eq!(file.runs[1].sweep_value, Some(2));
+    assert_eq!(file.runs[1].producers, 2);
+
+    let text = fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("the plot is well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let circles = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .count();
+    assert_eq!(circles, 2, "one point per value");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sweep_values_are_checked_before_anything_runs() {
+    for (args, needle) in [
+        (
+            &["--sweep", "producers=0,1", "trig-syscall-count"][..],
+            "producers must be between 1 and 1024",
+        ),
+        (
+            &["--sweep", "trig-batch-iters=1,5000", "trig-rawtp"][..],
+            "--trig-batch-iters must be between 1 and 1000",
+        ),
+        (
+            &["--sweep", "bogus=1,2", "trig-rawtp"][..],
+            "trig-rawtp has no such option; it sweeps producers, trig-batch-iters",
+        ),
+        (
+            &["--sweep", "breakpoints=0,5", "breakpoint-thread"][..],
+            "more than the 4 hardware breakpoint slots",
+        ),
+        (
+            &["--plot", "x.svg", "trig-rawtp"][..],
+            "--plot draws a sweep",
+        ),
+        (
+            &["--sweep", "producers=1", "-r", "5", "trig-rawtp"][..],
+            "does not combine with --repeat",
+        ),
+    ] {
+        let out = run(args);
+        assert_one_clear_line(&out, 2, needle);
+    }
+}
