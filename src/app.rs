@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::benches::{Benchmark, ReportStyle, RunConfig};
 use crate::bpf;
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::report::console::Console;
 use crate::report::plot::{self, Point};
 use crate::report::{csv, json, text};
@@ -61,14 +62,27 @@ pub fn run(request: &RunRequest) -> Result<()> {
             .zip(spec.points(*bench, config)?)
             .collect(),
     };
+    let threads = points
+        .iter()
+        .map(|p| p.1.producers + p.1.consumers)
+        .max()
+        .unwrap_or(0);
+    if threads > online.len() {
+        eprintln!(
+            "warning: {threads} threads on {} online CPUs share them: the rates will show it",
+            online.len()
+        );
+    }
     let context = Context::gather(&online);
     let mut console = Console::new(outputs.json == Some(JsonTarget::Stdout));
     let mut runs = Vec::with_capacity(points.len());
     for (value, point) in &points {
+        if interrupt::received().is_some() {
+            break;
+        }
+        // Not chatter: it says which point the lines below belong to.
         if let (Some(value), Some(spec)) = (value, sweep) {
-            if !quiet {
-                console.line(&format!("# {}={value}", spec.param));
-            }
+            console.line(&format!("# {}={value}", spec.param));
         }
         let placement =
             affinity::place(&point.affinity, point.producers, point.consumers, &online)?;
@@ -122,7 +136,7 @@ pub fn run(request: &RunRequest) -> Result<()> {
             param: s.param.clone(),
             values: s.values.clone(),
         }),
-        partial: runs.iter().any(|r| r.partial),
+        partial: interrupt::received().is_some(),
         runs,
     };
     if let Some(path) = &outputs.csv {
@@ -133,7 +147,41 @@ pub fn run(request: &RunRequest) -> Result<()> {
         Some(JsonTarget::Stdout) => print!("{}", result.to_json()),
         None => {}
     }
-    Ok(())
+    match interrupt::received() {
+        Some(signal) => Err(interrupted(signal, &result, points.len())),
+        None => Ok(()),
+    }
+}
+
+/// What an interrupted run tells the user, once its report is out.
+fn interrupted(signal: i32, result: &ResultFile, points: usize) -> Error {
+    let by = format!("interrupted by {}", interrupt::signal_name(signal));
+    let message = match result.runs.last() {
+        None => format!("{by} before the first run: nothing was measured"),
+        Some(run) => {
+            let point = match points {
+                1 => String::new(),
+                n => format!(" (sweep point {} of {n})", result.runs.len()),
+            };
+            match (&run.fixed, &run.summary, run.samples.is_empty()) {
+                (Some(fixed), _, _) => format!(
+                    "{by} after {} of {} calls{point}: the report above is partial",
+                    fixed.calls,
+                    result.options.repeat.unwrap_or_default()
+                ),
+                (None, Some(summary), _) => format!(
+                    "{by} after {} of {} measured iterations{point}: the summary above is partial",
+                    summary.samples, result.options.duration_secs
+                ),
+                (None, None, true) => format!("{by} during set-up{point}: nothing was measured"),
+                (None, None, false) => format!("{by} during warm-up{point}: nothing was measured"),
+            }
+        }
+    };
+    Error::Interrupted {
+        message,
+        code: interrupt::exit_code(signal),
+    }
 }
 
 /// Sets up, runs and reports one configuration.
@@ -150,9 +198,6 @@ fn one_run(
         console.line(&format!("Setting up benchmark '{}'...", bench.name()));
     }
     let workload = bench.setup(config)?;
-    if chatter {
-        console.line(&format!("Benchmark '{}' started.", bench.name()));
-    }
     let mut record = RunRecord {
         sweep_value: None,
         producers: config.producers,
@@ -163,8 +208,23 @@ fn one_run(
         summary: None,
         fixed: None,
     };
+    if interrupt::received().is_some() {
+        record.partial = true;
+        return Ok(record);
+    }
+    if chatter {
+        console.line(&format!("Benchmark '{}' started.", bench.name()));
+    }
     if let Some(repeat) = config.repeat {
         let fixed = runner::run_fixed(workload.as_ref(), placement, repeat)?;
+        drop(workload);
+        if interrupt::received().is_some() {
+            record.partial = true;
+            console.line(&format!(
+                "# partial: interrupted after {} of {repeat} calls",
+                fixed.calls
+            ));
+        }
         for line in bench.report_fixed(config, &fixed) {
             console.line(&line);
         }
@@ -190,13 +250,27 @@ fn one_run(
     console.finish_bar();
     let samples = samples?;
     drop(workload);
-    let summary = stats::summarize(&samples, config.producers)
-        .ok_or_else(|| Error::runtime("no iteration was measured"))?;
-    console.line(&match style {
-        ReportStyle::Hits => text::summary_line(&summary),
-        ReportStyle::Ops { per_cpu } => text::ops_summary_line(&summary, config.producers, per_cpu),
-    });
+    record.partial = interrupt::received().is_some();
+    let summary = stats::summarize(&samples, config.producers);
+    match &summary {
+        Some(summary) => {
+            if record.partial {
+                console.line(&format!(
+                    "# partial: interrupted after {} of {} measured iterations",
+                    summary.samples, config.duration_secs
+                ));
+            }
+            console.line(&match style {
+                ReportStyle::Hits => text::summary_line(summary),
+                ReportStyle::Ops { per_cpu } => {
+                    text::ops_summary_line(summary, config.producers, per_cpu)
+                }
+            });
+        }
+        None if record.partial => {}
+        None => return Err(Error::runtime("no iteration was measured")),
+    }
     record.samples = samples;
-    record.summary = Some(summary);
+    record.summary = summary;
     Ok(record)
 }

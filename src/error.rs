@@ -19,6 +19,10 @@ pub mod exit {
     pub const SETUP: u8 = 5;
     /// `bench compare --fail-on-regression`: a benchmark got significantly slower.
     pub const REGRESSION: u8 = 6;
+    /// Stopped by SIGINT (Ctrl-C): 128 + 2.
+    pub const SIGINT: u8 = 130;
+    /// Stopped by SIGTERM: 128 + 15.
+    pub const SIGTERM: u8 = 143;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +33,11 @@ pub enum Error {
     Setup(String),
     Runtime(String),
     Regression(String),
+    /// Stopped by a signal: what was measured has been reported.
+    Interrupted {
+        message: String,
+        code: u8,
+    },
 }
 
 impl Error {
@@ -53,6 +62,7 @@ impl Error {
             Error::Setup(_) => exit::SETUP,
             Error::Runtime(_) => exit::FAILURE,
             Error::Regression(_) => exit::REGRESSION,
+            Error::Interrupted { code, .. } => *code,
         }
     }
 }
@@ -65,7 +75,8 @@ impl fmt::Display for Error {
             | Error::Permission(msg)
             | Error::Setup(msg)
             | Error::Runtime(msg)
-            | Error::Regression(msg) => f.write_str(msg),
+            | Error::Regression(msg)
+            | Error::Interrupted { message: msg, .. } => f.write_str(msg),
         }
     }
 }

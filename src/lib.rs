@@ -6,6 +6,7 @@ pub mod bpf;
 pub mod cli;
 pub mod compare;
 pub mod error;
+pub mod interrupt;
 pub mod kernel;
 pub mod probe;
 pub mod report;

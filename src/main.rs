@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use bench::cli::{self, Command};
 use bench::error::Error;
-use bench::{app, benches, bpf, compare, probe};
+use bench::{app, benches, bpf, compare, interrupt, probe};
 
 fn main() -> ExitCode {
     // A bug must still end in one line, not a backtrace.
@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         );
     }));
 
+    interrupt::install();
     let args: Vec<_> = std::env::args_os().collect();
     let mut bench_name = None;
     let result = if args.get(1).is_some_and(|a| a == "compare") {
@@ -54,7 +55,9 @@ fn main() -> ExitCode {
         Err(err) => {
             match (&err, bench_name) {
                 (Error::Unsupported(why), Some(bench)) => eprintln!("unsupported: {bench}: {why}"),
-                (Error::Unsupported(_), None) => eprintln!("{err}"),
+                (Error::Unsupported(_), None) | (Error::Interrupted { .. }, _) => {
+                    eprintln!("{err}")
+                }
                 _ => eprintln!("error: {err}"),
             }
             ExitCode::from(err.exit_code())

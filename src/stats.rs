@@ -77,7 +77,13 @@ pub struct Summary {
     pub usecs_per_op: MeanSd,
     /// The latest tick, in ns past its deadline.
     pub max_late_ns: i64,
+    /// A tick was more than [`NOISY_LATE_NS`] late: the machine was busy with
+    /// something else, and the run deserves suspicion.
+    pub noisy: bool,
 }
+
+/// How late a tick may fire before the run is called noisy.
+pub const NOISY_LATE_NS: i64 = 50_000_000;
 
 /// Summarises the measured samples, leaving the warm-up ones out. `None` when
 /// no measured sample exists (e.g. a run stopped during warm-up).
@@ -109,6 +115,7 @@ pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
         latency_ns,
         usecs_per_op: mean_sd(&op_times),
         max_late_ns,
+        noisy: max_late_ns > NOISY_LATE_NS,
     })
 }
 
@@ -294,6 +301,9 @@ mod tests {
         assert_eq!(s.hits.mean, 1_000_000.0);
         assert_eq!(s.hits.sd, 0.0);
         assert_eq!(s.max_late_ns, 500_000_000);
+        assert!(s.noisy, "a tick 500 ms late makes a noisy run");
+        let on_time = [sample(0, 1_000_000, 1_000_000_000, false)];
+        assert!(!summarize(&on_time, 1).unwrap().noisy);
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub fn summary_line(summary: &Summary) -> String {
     };
     format!(
         "Summary: hits {:8.3} \u{00b1} {:5.3}M/s ({:7.3}M/prod), drops {:8.3} \u{00b1} {:5.3}M/s, \
-         total operations {:8.3} \u{00b1} {:5.3}M/s, latency {latency}",
+         total operations {:8.3} \u{00b1} {:5.3}M/s, latency {latency}{}",
         mega(summary.hits.mean),
         mega(summary.hits.sd),
         mega(summary.per_producer),
@@ -43,7 +43,20 @@ pub fn summary_line(summary: &Summary) -> String {
         mega(summary.drops.sd),
         mega(summary.total.mean),
         mega(summary.total.sd),
+        noisy_note(summary),
     )
+}
+
+/// `, noisy: a tick was 123.4 ms late`, for a run a busy machine disturbed.
+fn noisy_note(summary: &Summary) -> String {
+    if summary.noisy {
+        format!(
+            ", noisy: a tick was {:.1} ms late",
+            summary.max_late_ns as f64 / 1e6
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// `Iter   3 (  12.345us): ops   35.123K/s ( 35.123K/prod), usecs/op     28.471`
@@ -77,7 +90,7 @@ pub fn ops_summary_line(summary: &Summary, producers: usize, per_cpu: bool) -> S
             summary.usecs_per_op.mean * producers as f64
         ));
     }
-    line
+    line + &noisy_note(summary)
 }
 
 /// The report of a fixed-work (`--repeat`) run, in `perf bench`'s layout with
@@ -188,10 +201,22 @@ mod tests {
                 sd: 0.008,
             },
             max_late_ns: 0,
+            noisy: false,
         };
         let line = summary_line(&summary);
         assert!(line.starts_with("Summary: hits    1.234 \u{b1} 0.012M/s (  1.234M/prod), drops    0.000 \u{b1} 0.000M/s, total operations    1.234 \u{b1} 0.012M/s"), "{line}");
         assert!(line.ends_with("latency  810.373 ns/op"), "{line}");
+        assert_eq!(kernel_cut(&line).trim(), "1.234 \u{b1} 0.012M/s");
+        let noisy = Summary {
+            noisy: true,
+            max_late_ns: 123_400_000,
+            ..summary
+        };
+        let line = summary_line(&noisy);
+        assert!(
+            line.ends_with("latency  810.373 ns/op, noisy: a tick was 123.4 ms late"),
+            "{line}"
+        );
         assert_eq!(kernel_cut(&line).trim(), "1.234 \u{b1} 0.012M/s");
     }
 
@@ -215,6 +240,7 @@ mod tests {
                 sd: 0.37,
             },
             max_late_ns: 0,
+            noisy: false,
         };
         let line = ops_summary_line(&summary, 2, true);
         assert_eq!(

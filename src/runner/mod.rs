@@ -7,12 +7,14 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
+
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::stats::Sample;
 use affinity::{pin_current_thread, Placement};
 
@@ -56,57 +58,37 @@ struct OpCounter {
     calls: AtomicU64,
 }
 
-/// A stop request that sleepers can wait on.
+/// A stop request: the run's own (its end, or a failure) or the user's
+/// (Ctrl-C, SIGTERM), which every run obeys.
 #[derive(Default)]
 struct StopFlag {
     flag: AtomicBool,
-    lock: Mutex<()>,
-    wake: Condvar,
 }
 
 impl StopFlag {
     fn is_set(&self) -> bool {
-        self.flag.load(Relaxed)
+        self.flag.load(Relaxed) || interrupt::received().is_some()
     }
 
     fn set(&self) {
         self.flag.store(true, Relaxed);
-        self.wake();
+        interrupt::wake_sleepers();
     }
 
     /// Wakes the sleepers to look again, without requesting a stop.
     fn wake(&self) {
-        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        self.wake.notify_all();
+        interrupt::wake_sleepers();
     }
 
     /// Sleeps until `deadline`; false when woken early by a stop request.
     fn sleep_until(&self, deadline: Instant) -> bool {
-        let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if self.is_set() {
-                return false;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return true;
-            }
-            guard = match self.wake.wait_timeout(guard, deadline - now) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
-        }
+        interrupt::sleep_until(deadline, || self.is_set())
     }
 
     /// Waits until `done()` holds or a stop is requested.
     fn wait_for(&self, done: impl Fn() -> bool) {
-        let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        while !done() && !self.is_set() {
-            guard = match self.wake.wait_timeout(guard, Duration::from_millis(100)) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
-        }
+        let far = Instant::now() + Duration::from_secs(365 * 86_400);
+        interrupt::sleep_until(far, || done() || self.is_set());
     }
 }
 
@@ -239,6 +221,14 @@ impl ProducerCtx<'_> {
     /// the producer does afterwards (tearing down) is not timed.
     fn finish(&self) {
         if !self.finished.replace(true) {
+            let now = Instant::now();
+            let mut last = self
+                .shared
+                .last_finish
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            *last = Some(last.map_or(now, |t| t.max(now)));
+            drop(last);
             self.shared.producers_done.fetch_add(1, Relaxed);
             self.shared.stop.wake();
         }
@@ -262,6 +252,8 @@ struct Shared {
     gate: StartGate,
     counters: Vec<OpCounter>,
     producers_done: AtomicUsize,
+    /// When the last producer to finish its fixed share did.
+    last_finish: Mutex<Option<Instant>>,
     failure: Mutex<Option<Error>>,
 }
 
@@ -308,7 +300,7 @@ fn with_threads<R>(
     workload: &dyn Workload,
     placement: &Placement,
     quotas: Option<&[u64]>,
-    main: impl FnOnce(&Shared) -> R,
+    main: impl FnOnce(&Shared, Instant) -> R,
 ) -> Result<R> {
     let shared = Shared {
         stop: StopFlag::default(),
@@ -317,6 +309,7 @@ fn with_threads<R>(
             .map(|_| OpCounter::default())
             .collect(),
         producers_done: AtomicUsize::new(0),
+        last_finish: Mutex::new(None),
         failure: Mutex::new(None),
     };
     let result = thread::scope(|scope| {
@@ -370,8 +363,11 @@ fn with_threads<R>(
             }
         }
         shared.gate.wait_arrivals(spawned);
+        // The clock starts before the gate opens: a producer may finish a
+        // short fixed run before this thread is scheduled again.
+        let start = Instant::now();
         shared.gate.open();
-        let result = (!shared.failed()).then(|| main(&shared));
+        let result = (!shared.failed()).then(|| main(&shared, start));
         shared.stop.set();
         result
     });
@@ -395,11 +391,12 @@ pub fn run_timed(
     duration: u32,
     on_sample: &mut dyn FnMut(&Sample),
 ) -> Result<Vec<Sample>> {
-    with_threads(workload, placement, None, |shared| {
+    // Counted before any producer runs, so the first sample misses nothing.
+    let before = workload.measure(0);
+    with_threads(workload, placement, None, |shared, start| {
         let mut samples = Vec::with_capacity((warmup + duration) as usize);
-        let start = Instant::now();
         let mut prev_time = start;
-        let mut prev = workload.measure(shared.total_ops());
+        let mut prev = before;
         for iteration in 0..warmup + duration {
             let deadline = start + Duration::from_secs(u64::from(iteration) + 1);
             if !shared.stop.sleep_until(deadline) {
@@ -449,15 +446,16 @@ pub fn quotas(repeat: u64, producers: usize) -> Vec<u64> {
 pub fn run_fixed(workload: &dyn Workload, placement: &Placement, repeat: u64) -> Result<FixedRun> {
     let quotas = quotas(repeat, placement.producers.len());
     let before = workload.measure(0);
-    let (elapsed_ns, calls, ops) = with_threads(workload, placement, Some(&quotas), |shared| {
-        let start = Instant::now();
-        let producers = shared.counters.len();
-        shared
-            .stop
-            .wait_for(|| shared.producers_done.load(Relaxed) == producers);
-        let elapsed_ns = nanos(start.elapsed());
-        (elapsed_ns, shared.total_calls(), shared.total_ops())
-    })?;
+    let (elapsed_ns, calls, ops) =
+        with_threads(workload, placement, Some(&quotas), |shared, start| {
+            let producers = shared.counters.len();
+            shared
+                .stop
+                .wait_for(|| shared.producers_done.load(Relaxed) == producers);
+            let last = *shared.last_finish.lock().unwrap_or_else(|e| e.into_inner());
+            let elapsed_ns = nanos(last.unwrap_or_else(Instant::now) - start);
+            (elapsed_ns, shared.total_calls(), shared.total_ops())
+        })?;
     let after = workload.measure(ops);
     Ok(FixedRun {
         elapsed_ns,

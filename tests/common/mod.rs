@@ -14,6 +14,8 @@ pub fn bench_bin() -> PathBuf {
 #[derive(Debug)]
 pub struct Output {
     pub code: i32,
+    /// The signal that killed the process, if one did.
+    pub signal: Option<i32>,
     pub stdout: String,
     pub stderr: String,
 }
@@ -22,6 +24,7 @@ pub fn run_cmd(mut cmd: Command) -> Output {
     let out = cmd.output().expect("the bench binary runs");
     Output {
         code: out.status.code().unwrap_or(-1),
+        signal: std::os::unix::process::ExitStatusExt::signal(&out.status),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -78,4 +81,39 @@ pub fn assert_one_clear_line(out: &Output, code: i32, needle: &str) {
             out.stderr
         );
     }
+}
+
+/// Names of the tool's BPF programs that are loaded now. The kernel frees a
+/// closed program after an RCU grace period, so this waits up to ten seconds
+/// for them to go before reporting what is left.
+pub fn leftover_programs() -> Vec<String> {
+    const OURS: [&str; 2] = ["count_", "drive_"];
+    let mut left = Vec::new();
+    for _ in 0..100 {
+        left = libbpf_rs::query::ProgInfoIter::default()
+            .map(|p| p.name.to_string_lossy().into_owned())
+            .filter(|name| OURS.iter().any(|prefix| name.starts_with(prefix)))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    left
+}
+
+/// Processes whose command line starts with `bin`: the tool and any child it
+/// forked (a fork keeps its parent's command line).
+pub fn processes_of(bin: &Path) -> Vec<i32> {
+    let bin = bin.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|cmd| cmd.split(|&b| b == 0).next() == Some(bin))
+                .unwrap_or(false)
+        })
+        .collect()
 }

@@ -1,0 +1,98 @@
+//! Ctrl-C and SIGTERM. The first one asks every loop to stop, so that the run
+//! detaches everything and reports what it measured; a second one exits at
+//! once, and the kernel closes every link and perf event with the process.
+
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
+
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Every sleeper of the run waits here, so that the signal thread can wake
+/// whoever is waiting without knowing who.
+static LOCK: Mutex<()> = Mutex::new(());
+static WAKE: Condvar = Condvar::new();
+
+/// The signal that asked bench to stop, if one did.
+pub fn received() -> Option<i32> {
+    match SIGNAL.load(Relaxed) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+/// The exit code for a run stopped by `signal`: 130 for SIGINT, 143 for SIGTERM.
+pub fn exit_code(signal: i32) -> u8 {
+    u8::try_from(128 + signal).unwrap_or(1)
+}
+
+pub fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// Wakes every sleeper to look at its stop condition again.
+pub fn wake_sleepers() {
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    WAKE.notify_all();
+}
+
+/// Sleeps until `deadline` or until `stop()` holds (checked whenever a
+/// sleeper is woken); false when stopped early.
+pub fn sleep_until(deadline: Instant, stop: impl Fn() -> bool) -> bool {
+    let mut guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        if stop() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        guard = match WAKE.wait_timeout(guard, deadline - now) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+    }
+}
+
+/// Takes SIGINT and SIGTERM away from the default action and gives them to a
+/// thread of their own. Call first thing in `main`, before any other thread
+/// exists, so that every later thread inherits the blocked mask.
+pub fn install() {
+    // SAFETY: plain signal-mask calls on a set we own.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || loop {
+            let mut signal = 0;
+            // SAFETY: sigwait on the set blocked above.
+            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+                continue;
+            }
+            if SIGNAL
+                .compare_exchange(0, signal, Relaxed, Relaxed)
+                .is_err()
+            {
+                // The second one: go now; closing our descriptors detaches all.
+                // SAFETY: _exit ends the process without running anything else.
+                unsafe { libc::_exit(i32::from(exit_code(signal))) };
+            }
+            wake_sleepers();
+        });
+    if spawned.is_err() {
+        // Without the thread, fall back to the default actions: no partial
+        // report, but the kernel still cleans up.
+        // SAFETY: as above.
+        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+    }
+}

@@ -1,0 +1,391 @@
+//! Every way out of bench is clean: signals at each phase, errors, panics,
+//! SIGKILL; nothing stays loaded or running. Also late ticks and odd paths.
+
+mod common;
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bench::benches::{self, RunConfig};
+use bench::results::ResultFile;
+use bench::runner::{self, affinity, ProducerCtx, Workload};
+use common::*;
+
+fn tempdir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bench robust {tag}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+fn spawn(bin: &Path, args: &[&str]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: signalling a child we spawned and have not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+/// Waits for the child (at most 20 s) and collects what it printed.
+fn finish(mut child: Child) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the run did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().unwrap();
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Output {
+        code: status.code().unwrap_or(-1),
+        signal: std::os::unix::process::ExitStatusExt::signal(&status),
+        stdout,
+        stderr,
+    }
+}
+
+#[test]
+fn sigint_during_warmup_reports_nothing_measured_and_detaches() {
+    let _lock = probe_lock();
+    let dir = tempdir("warmup");
+    let json = dir.join("run.json");
+    let child = spawn(
+        &bench_bin(),
+        &[
+            "-w5",
+            "-d5",
+            "--json",
+            json.to_str().unwrap(),
+            "trig-uprobe-nop",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, libc::SIGINT);
+    let out = finish(child);
+    assert_one_clear_line(
+        &out,
+        130,
+        "interrupted by SIGINT during warm-up: nothing was measured",
+    );
+    assert!(!out.stdout.contains("Summary"), "{}", out.stdout);
+    let file = ResultFile::load(&json).unwrap();
+    assert!(file.partial && file.runs[0].partial);
+    assert!(file.runs[0].summary.is_none());
+    assert!(file.runs[0].samples.iter().all(|s| s.warmup));
+    assert_eq!(leftover_programs(), Vec::<String>::new());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigint_during_measurement_prints_a_partial_summary() {
+    let _lock = probe_lock();
+    let dir = tempdir("measure");
+    let json = dir.join("run.json");
+    let child = spawn(
+        &bench_bin(),
+        &[
+            "-w1",
+            "-d10",
+            "--json",
+            json.to_str().unwrap(),
+            "trig-uretprobe-nop",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(3500));
+    signal(&child, libc::SIGINT);
+    let out = finish(child);
+    assert_one_clear_line(&out, 130, "the summary above is partial");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(
+        lines.last().unwrap().starts_with("Summary: hits"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        lines[lines.len() - 2]
+            .starts_with("# partial: interrupted after 2 of 10 measured iterations"),
+        "{}",
+        out.stdout
+    );
+    let file = ResultFile::load(&json).unwrap();
+    assert!(file.partial);
+    assert_eq!(file.runs[0].summary.unwrap().samples, 2);
+    assert_eq!(leftover_programs(), Vec::<String>::new());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigterm_exits_143_and_a_second_signal_exits_at_once() {
+    let _lock = probe_lock();
+    let child = spawn(&bench_bin(), &["-w1", "-d10", "trig-usdt-nop"]);
+    std::thread::sleep(Duration::from_millis(2500));
+    signal(&child, libc::SIGTERM);
+    let out = finish(child);
+    assert_one_clear_line(
+        &out,
+        143,
+        "interrupted by SIGTERM after 1 of 10 measured iterations",
+    );
+
+    let child = spawn(&bench_bin(), &["-w1", "-d10", "trig-rawtp"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, libc::SIGINT);
+    signal(&child, libc::SIGINT);
+    let out = finish(child);
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert_eq!(leftover_programs(), Vec::<String>::new());
+}
+
+#[test]
+fn an_interrupted_sweep_keeps_the_points_it_measured() {
+    let dir = tempdir("sweep");
+    let json = dir.join("sweep.json");
+    let child = spawn(
+        &bench_bin(),
+        &[
+            "-q",
+            "-w0",
+            "-d3",
+            "--sweep",
+            "producers=1,2",
+            "--json",
+            json.to_str().unwrap(),
+            "trig-syscall-count",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(4600));
+    signal(&child, libc::SIGINT);
+    let out = finish(child);
+    assert_one_clear_line(
+        &out,
+        130,
+        "after 1 of 3 measured iterations (sweep point 2 of 2): the summary above is partial",
+    );
+    assert!(out.stdout.contains("Sweep of producers"), "{}", out.stdout);
+    let file = ResultFile::load(&json).unwrap();
+    assert!(file.partial);
+    assert_eq!(file.runs.len(), 2);
+    assert!(!file.runs[0].partial && file.runs[1].partial);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_interrupted_fork_benchmark_leaves_no_child() {
+    let dir = tempdir("fork");
+    let copy = dir.join("bench");
+    fs::copy(bench_bin(), &copy).unwrap();
+    for sig in [libc::SIGINT, libc::SIGKILL] {
+        let child = spawn(&copy, &["-w0", "-d10", "-p2", "syscall-fork"]);
+        std::thread::sleep(Duration::from_millis(1200));
+        signal(&child, sig);
+        let out = finish(child);
+        if sig == libc::SIGINT {
+            assert_eq!(out.code, 130, "{}", out.stderr);
+        }
+        // Give an orphan a moment to be reaped by init, then look.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(processes_of(&copy), Vec::<i32>::new(), "after signal {sig}");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigkill_leaves_nothing_loaded_or_pinned() {
+    let _lock = probe_lock();
+    let child = spawn(&bench_bin(), &["-w1", "-d10", "trig-uprobe-multi-push"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, libc::SIGKILL);
+    finish(child);
+    assert_eq!(leftover_programs(), Vec::<String>::new());
+    // bench pins nothing, so bpffs (where mounted) holds nothing of it.
+    let pinned: Vec<_> = fs::read_dir("/sys/fs/bpf")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("bench"))
+        .collect();
+    assert!(pinned.is_empty(), "{pinned:?}");
+}
+
+#[test]
+fn error_paths_leave_nothing_loaded() {
+    let _lock = probe_lock();
+    // Loaded, then refused at attach (kprobes), or refused at load (fentry),
+    // or run normally: every one leaves nothing behind.
+    for args in [
+        &["-q", "-r", "10", "trig-kprobe"][..],
+        &["-q", "-r", "10", "trig-fentry"][..],
+        &["-q", "-r", "10", "trig-kretprobe-multi"][..],
+        &["-q", "-r", "10", "trig-tp"][..],
+    ] {
+        let out = run(args);
+        assert!(out.code == 0 || out.code == 4, "{args:?}: {}", out.stderr);
+        assert_eq!(leftover_programs(), Vec::<String>::new(), "{args:?}");
+    }
+}
+
+/// A producer that panics mid-run, around a real uprobe workload set up in
+/// this test process (whose binary holds the probe targets too).
+#[test]
+fn a_panicking_producer_still_detaches_everything() {
+    let _lock = probe_lock();
+    struct PanicsMidRun {
+        _uprobe: Box<dyn Workload>,
+    }
+    impl Workload for PanicsMidRun {
+        fn produce(&self, ctx: &ProducerCtx<'_>) -> bench::error::Result<()> {
+            let mut calls = 0;
+            ctx.run(|| {
+                calls += 1;
+                assert!(calls < 1000, "a producer bug");
+            });
+            Ok(())
+        }
+    }
+    bench::bpf::init_logging(false);
+    let uprobe = benches::find("trig-uprobe-nop").unwrap();
+    let config = RunConfig::defaults(uprobe).unwrap();
+    let workload = PanicsMidRun {
+        _uprobe: uprobe.setup(&config).unwrap(),
+    };
+    let placement = affinity::place(&affinity::Affinity::None, 1, 0, &[0]).unwrap();
+    let err = runner::run_fixed(&workload, &placement, 100_000).unwrap_err();
+    assert_eq!(err.to_string(), "producer 0 panicked");
+    drop(workload);
+    assert_eq!(leftover_programs(), Vec::<String>::new());
+}
+
+#[test]
+fn a_late_tick_is_normalised_and_flagged_noisy() {
+    let child = spawn(&bench_bin(), &["-q", "-w0", "-d4", "trig-syscall-count"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    // Freeze the whole process across the 2 s tick: it fires ~300 ms late.
+    signal(&child, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(800));
+    signal(&child, libc::SIGCONT);
+    let out = finish(child);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = out.stdout.lines().last().unwrap();
+    assert!(summary.contains("noisy: a tick was"), "{summary}");
+    // The late iteration reports its real interval, not a full second's worth.
+    let late: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("Iter"))
+        .collect();
+    assert_eq!(late.len(), 4, "{}", out.stdout);
+}
+
+#[test]
+fn a_path_with_spaces_a_symlink_and_a_replaced_binary_still_resolve() {
+    let _lock = probe_lock();
+    let dir = tempdir("paths");
+    let copy = dir.join("my bench");
+    fs::copy(bench_bin(), &copy).unwrap();
+    let link = dir.join("link to bench");
+    symlink(&copy, &link).unwrap();
+    for bin in [&copy, &link] {
+        let out = run_bin(bin, &["-q", "-r", "1000", "trig-uprobe-push"]);
+        assert_eq!(out.code, 0, "{}: {}", bin.display(), out.stderr);
+        assert_eq!(fixed_hits(&out.stdout), 1000);
+    }
+
+    // Replace the file while it runs (as a rebuild does): the sweep's second
+    // set-up still probes the running binary through /proc/self/exe.
+    let child = spawn(
+        &copy,
+        &[
+            "-q",
+            "-w0",
+            "-d1",
+            "--sweep",
+            "producers=1,2",
+            "trig-uprobe-nop",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    fs::remove_file(&copy).unwrap();
+    fs::write(&copy, b"#!/bin/sh\nexit 99\n").unwrap();
+    let out = finish(child);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let table: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Sweep of"))
+        .collect();
+    assert_eq!(table.len(), 4, "{}", out.stdout);
+    assert_eq!(leftover_programs(), Vec::<String>::new());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn more_threads_than_cpus_get_a_warning() {
+    let online = affinity::online_cpus().unwrap().len();
+    let producers = (online + 1).to_string();
+    let out = run(&["-q", "-r", "100", "-p", &producers, "trig-syscall-count"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "warning: {producers} threads on {online} online CPUs"
+        )),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn the_scripts_stop_on_ctrl_c() {
+    use std::os::unix::process::CommandExt;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/run_bench_uprobes.sh");
+    let child = Command::new("bash")
+        .arg(&script)
+        .args(["usermode-count", "syscall-count"])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3000));
+    // Ctrl-C reaches the whole foreground process group.
+    // SAFETY: signalling the process group we just made.
+    assert_eq!(unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) }, 0);
+    let out = finish(child);
+    // The shell either dies of the SIGINT or exits 130 after the benchmark did.
+    assert!(
+        out.code == 130 || out.signal == Some(libc::SIGINT),
+        "{out:?}"
+    );
+    assert!(
+        !out.stdout.contains("syscall-count"),
+        "went on: {}",
+        out.stdout
+    );
+}
