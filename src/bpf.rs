@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use libbpf_rs::{OpenObject, PrintLevel};
 
 use crate::error::{Error, Result};
+use crate::runner::Counts;
 
 /// The skeletons that build.rs generates from `bpf/*.bpf.c`.
 #[allow(
@@ -155,13 +156,22 @@ unsafe impl Send for HitCounters {}
 unsafe impl Sync for HitCounters {}
 
 impl HitCounters {
-    /// `slots` is the skeleton's `hits` array; every slot starts with its `u64`.
-    pub fn new<T>(slots: &[T]) -> Self {
-        let possible = possible_cpus().clamp(1, slots.len());
-        HitCounters {
+    /// `slots` is the skeleton's `hits` array in its mmapped .bss (`None` when
+    /// the kernel gave no mapping); every slot starts with its `u64`.
+    pub fn new<T>(slots: Option<&[T]>) -> Result<Self> {
+        let slots = slots.ok_or_else(|| Error::setup("the counters' .bss is not memory-mapped"))?;
+        Ok(HitCounters {
             first: slots.as_ptr().cast(),
             stride: std::mem::size_of::<T>(),
-            slots: possible,
+            slots: possible_cpus().clamp(1, slots.len()),
+        })
+    }
+
+    /// The counts as the runner wants them: hits, no drops.
+    pub fn counts(&self) -> Counts {
+        Counts {
+            hits: self.total(),
+            drops: 0,
         }
     }
 

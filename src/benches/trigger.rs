@@ -290,12 +290,7 @@ impl Benchmark for KernelTrigger {
             Driver::Helper => skel.progs.drive_helper.as_fd().as_raw_fd(),
             Driver::Kfunc => skel.progs.drive_kfunc.as_fd().as_raw_fd(),
         };
-        let bss = skel
-            .maps
-            .bss_data
-            .as_deref()
-            .ok_or_else(|| Error::setup("the counters' .bss is not memory-mapped"))?;
-        let hits = HitCounters::new(&bss.hits);
+        let hits = HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))?;
         Ok(Box::new(DrivenTrigger {
             _link: link,
             hits,
@@ -337,9 +332,6 @@ impl Workload for DrivenTrigger {
     }
 
     fn measure(&self, _ops: u64) -> Counts {
-        Counts {
-            hits: self.hits.total(),
-            drops: 0,
-        }
+        self.hits.counts()
     }
 }

@@ -7,7 +7,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, UprobeMultiOpts, UprobeOpts};
 
 use super::{Benchmark, RunConfig};
-use crate::bpf::skel::uprobe::{UprobeSkel, UprobeSkelBuilder};
+use crate::bpf::skel::uprobe::UprobeSkelBuilder;
 use crate::bpf::{self, HitCounters};
 use crate::error::{Error, Result};
 use crate::runner::{Counts, ProducerCtx, Workload};
@@ -268,13 +268,7 @@ impl Benchmark for UprobeBench {
         }
         .map_err(|e| bpf::attach_error(self.attach.what(), &e))?;
 
-        let bss = skel.maps.bss_data.as_deref().ok_or_else(|| {
-            Error::setup(format!(
-                "{}: the counters' .bss is not memory-mapped",
-                self.name
-            ))
-        })?;
-        let hits = HitCounters::new(&bss.hits);
+        let hits = HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))?;
         Ok(Box::new(ProbedTarget {
             _link: link,
             hits,
@@ -284,16 +278,17 @@ impl Benchmark for UprobeBench {
     }
 }
 
-/// Producers call the probed target; the BPF program counts the hits.
-struct ProbedTarget {
+/// Producers call the probed target; the BPF program counts the hits. The
+/// USDT family uses it too, with its own skeleton.
+pub(super) struct ProbedTarget<S> {
     // Fields drop in order: the link detaches before the object is closed.
-    _link: Link,
-    hits: HitCounters,
-    _skel: UprobeSkel<'static>,
-    target: Target,
+    pub(super) _link: Link,
+    pub(super) hits: HitCounters,
+    pub(super) _skel: S,
+    pub(super) target: Target,
 }
 
-impl Workload for ProbedTarget {
+impl<S: Sync> Workload for ProbedTarget<S> {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
         // SAFETY: every target is a function that takes and returns nothing.
         self.target
@@ -302,9 +297,6 @@ impl Workload for ProbedTarget {
     }
 
     fn measure(&self, _ops: u64) -> Counts {
-        Counts {
-            hits: self.hits.total(),
-            drops: 0,
-        }
+        self.hits.counts()
     }
 }

@@ -4,13 +4,13 @@
 use std::path::Path;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::Link;
 
+use super::uprobe::ProbedTarget;
 use super::{Benchmark, RunConfig};
-use crate::bpf::skel::usdt::{UsdtSkel, UsdtSkelBuilder};
+use crate::bpf::skel::usdt::UsdtSkelBuilder;
 use crate::bpf::{self, HitCounters};
-use crate::error::{Error, Result};
-use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::error::Result;
+use crate::runner::Workload;
 use crate::targets::{self, Target};
 
 const SELF_EXE: &str = "/proc/self/exe";
@@ -61,40 +61,12 @@ impl Benchmark for UsdtBench {
             .count_usdt
             .attach_usdt(-1, exe, Target::USDT_PROVIDER, self.target.name())
             .map_err(|e| bpf::attach_error("the USDT probe", &e))?;
-        let bss = skel
-            .maps
-            .bss_data
-            .as_deref()
-            .ok_or_else(|| Error::setup("the counters' .bss is not memory-mapped"))?;
-        let hits = HitCounters::new(&bss.hits);
-        Ok(Box::new(UsdtSite {
+        let hits = HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))?;
+        Ok(Box::new(ProbedTarget {
             _link: link,
             hits,
             _skel: skel,
             target: self.target,
         }))
-    }
-}
-
-struct UsdtSite {
-    // Fields drop in order: the link detaches before the object is closed.
-    _link: Link,
-    hits: HitCounters,
-    _skel: UsdtSkel<'static>,
-    target: Target,
-}
-
-impl Workload for UsdtSite {
-    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
-        // SAFETY: the USDT functions take and return nothing.
-        self.target.with_fn(|site| ctx.run(|| unsafe { site() }));
-        Ok(())
-    }
-
-    fn measure(&self, _ops: u64) -> Counts {
-        Counts {
-            hits: self.hits.total(),
-            drops: 0,
-        }
     }
 }
