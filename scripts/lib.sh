@@ -57,13 +57,14 @@ bench_run() {
 	set -e
 	case $rc in
 	0) BENCH_VERDICT=ok ;;
-	4) BENCH_VERDICT=$(head -n1 "$err" | sed -e "s/^unsupported: $name: /unsupported: /") ;;
+	4) BENCH_VERDICT=$(grep -m1 '^unsupported:' "$err" | sed -e "s/^unsupported: $name: /unsupported: /") ;;
 	130 | 143)
 		rm -f "$err"
 		exit "$rc"
 		;;
 	*)
-		BENCH_VERDICT="error: $(head -n1 "$err" | sed -e 's/^error: //')"
+		# The reason is the last line: a warning may come before it.
+		BENCH_VERDICT="error: $(tail -n1 "$err" | sed -e 's/^error: //')"
 		failures=$((failures + 1))
 		;;
 	esac
@@ -94,7 +95,7 @@ bench_line() {
 		summary=$BENCH_VERDICT
 	fi
 	if ((MARKDOWN)); then
-		printf '| %s | %s |\n' "$label" "$(xargs <<<"$summary")"
+		printf '| %s | %s |\n' "$label" "$(sed -e 's/^ *//' -e 's/ *$//' <<<"$summary")"
 	else
 		printf "%-15s: %s\n" "$label" "$summary"
 	fi

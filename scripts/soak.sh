@@ -3,5 +3,6 @@
 # per-second output must stay steady. Separate from the default suite.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+source scripts/cargo-env.sh
 scripts/install-deps.sh
 exec cargo test --release --test soak -- --ignored --nocapture

@@ -4,6 +4,7 @@
 # tests load BPF programs and attach probes for real.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+source scripts/cargo-env.sh
 
 scripts/install-deps.sh
 cargo fmt --all -- --check

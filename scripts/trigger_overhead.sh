@@ -6,6 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 cd "$root"
+source scripts/cargo-env.sh
 pairs=${PAIRS:-5}
 
 "$root/bench" --list >/dev/null

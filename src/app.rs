@@ -49,22 +49,28 @@ pub fn run(request: &RunRequest) -> Result<()> {
         verbose,
     } = request;
     bpf::init_logging(*verbose);
+    // Everything the command line decides is checked before anything runs:
+    // each point's configuration and CPUs, and where the outputs go.
+    let online = affinity::online_cpus()?;
+    let configs: Vec<RunConfig> = match sweep {
+        None => vec![config.clone()],
+        Some(spec) => spec.points(*bench, config)?,
+    };
+    let values: Vec<Option<u64>> = match sweep {
+        None => vec![None],
+        Some(spec) => spec.values.iter().map(|&v| Some(v)).collect(),
+    };
+    let placements = configs
+        .iter()
+        .map(|c| affinity::place(&c.affinity, c.producers, c.consumers, &online))
+        .collect::<Result<Vec<_>>>()?;
+    outputs.check()?;
     if bench.needs_bpf() {
         bpf::check_privileges(bench.name())?;
     }
-    let online = affinity::online_cpus()?;
-    let points: Vec<(Option<u64>, RunConfig)> = match sweep {
-        None => vec![(None, config.clone())],
-        Some(spec) => spec
-            .values
-            .iter()
-            .map(|&v| Some(v))
-            .zip(spec.points(*bench, config)?)
-            .collect(),
-    };
-    let threads = points
+    let threads = configs
         .iter()
-        .map(|p| p.1.producers + p.1.consumers)
+        .map(|c| c.producers + c.consumers)
         .max()
         .unwrap_or(0);
     if threads > online.len() {
@@ -73,10 +79,12 @@ pub fn run(request: &RunRequest) -> Result<()> {
             online.len()
         );
     }
+
     let context = Context::gather(&online);
     let mut console = Console::new(outputs.json == Some(JsonTarget::Stdout));
-    let mut runs = Vec::with_capacity(points.len());
-    for (value, point) in &points {
+    let mut runs = Vec::with_capacity(configs.len());
+    let mut failure = None;
+    for ((value, point), placement) in values.iter().zip(&configs).zip(&placements) {
         if interrupt::received().is_some() {
             break;
         }
@@ -84,45 +92,39 @@ pub fn run(request: &RunRequest) -> Result<()> {
         if let (Some(value), Some(spec)) = (value, sweep) {
             console.line(&format!("# {}={value}", spec.param));
         }
-        let placement =
-            affinity::place(&point.affinity, point.producers, point.consumers, &online)?;
-        let mut record = one_run(*bench, point, &placement, &mut console, *quiet)?;
-        record.sweep_value = *value;
-        runs.push(record);
+        match one_run(*bench, point, placement, &mut console, *quiet) {
+            Ok(mut record) => {
+                record.sweep_value = *value;
+                runs.push(record);
+            }
+            Err(err) => {
+                failure = Some(err);
+                break;
+            }
+        }
+    }
+    let stopped = interrupt::received();
+    // A failure part-way through a sweep keeps the points already measured.
+    if runs.is_empty() {
+        if let Some(err) = failure {
+            return Err(err);
+        }
     }
 
+    let rows: Vec<(u64, usize, stats::MeanSd)> = runs
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.sweep_value?,
+                r.producers,
+                text::headline(r.summary.as_ref()?, bench.report_style()),
+            ))
+        })
+        .collect();
     if let Some(spec) = sweep {
-        let style = bench.report_style();
-        let rows: Vec<(u64, usize, stats::MeanSd)> = runs
-            .iter()
-            .filter_map(|r| {
-                Some((
-                    r.sweep_value?,
-                    r.producers,
-                    text::headline(r.summary.as_ref()?, style),
-                ))
-            })
-            .collect();
         console.line(&format!("Sweep of {} for {}:", spec.param, bench.name()));
         for line in text::sweep_table(&spec.param, &rows, spec.is_producers()) {
             console.line(&line);
-        }
-        if let Some(path) = &outputs.plot {
-            let points: Vec<Point> = rows
-                .iter()
-                .map(|&(value, _, rate)| Point {
-                    value,
-                    mean: rate.mean,
-                    sd: rate.sd,
-                })
-                .collect();
-            let what = match style {
-                ReportStyle::Hits => "hits",
-                ReportStyle::Ops { .. } => "operations",
-            };
-            let title = format!("{}: {what} per second by {}", bench.name(), spec.param);
-            let svg = plot::render(&title, &spec.param, what, &points, spec.is_producers())?;
-            plot::write(path, &svg)?;
         }
     }
 
@@ -136,7 +138,7 @@ pub fn run(request: &RunRequest) -> Result<()> {
             param: s.param.clone(),
             values: s.values.clone(),
         }),
-        partial: interrupt::received().is_some(),
+        partial: stopped.is_some() || failure.is_some(),
         runs,
     };
     if let Some(path) = &outputs.csv {
@@ -147,9 +149,72 @@ pub fn run(request: &RunRequest) -> Result<()> {
         Some(JsonTarget::Stdout) => print!("{}", result.to_json()),
         None => {}
     }
-    match interrupt::received() {
-        Some(signal) => Err(interrupted(signal, &result, points.len())),
-        None => Ok(()),
+    if let (Some(path), Some(spec)) = (&outputs.plot, sweep) {
+        plot_sweep(path, *bench, spec, &rows)?;
+    }
+    match (failure, stopped) {
+        (Some(err), _) => Err(err),
+        (None, Some(signal)) => Err(interrupted(signal, &result, configs.len())),
+        (None, None) => Ok(()),
+    }
+}
+
+fn plot_sweep(
+    path: &std::path::Path,
+    bench: &dyn Benchmark,
+    spec: &SweepSpec,
+    rows: &[(u64, usize, stats::MeanSd)],
+) -> Result<()> {
+    let points: Vec<Point> = rows
+        .iter()
+        .map(|&(value, _, rate)| Point {
+            value,
+            mean: rate.mean,
+            sd: rate.sd,
+        })
+        .collect();
+    let what = match bench.report_style() {
+        ReportStyle::Hits => "hits",
+        ReportStyle::Ops { .. } => "operations",
+    };
+    let title = format!("{}: {what} per second by {}", bench.name(), spec.param);
+    let svg = plot::render(&title, &spec.param, what, &points, spec.is_producers())?;
+    plot::write(path, &svg)
+}
+
+impl Outputs {
+    /// Refuses, before anything runs, output paths that cannot be written:
+    /// a run must not be lost to a typo in a file name.
+    fn check(&self) -> Result<()> {
+        let json = match &self.json {
+            Some(JsonTarget::File(path)) => Some(path),
+            _ => None,
+        };
+        for (flag, path) in [
+            ("--json", json),
+            ("--csv", self.csv.as_ref()),
+            ("--plot", self.plot.as_ref()),
+        ] {
+            let Some(path) = path else { continue };
+            if path.file_name().is_none() || path.is_dir() {
+                return Err(Error::usage(format!(
+                    "{flag} {} names no file",
+                    path.display()
+                )));
+            }
+            let dir = match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir,
+                _ => std::path::Path::new("."),
+            };
+            if !dir.is_dir() {
+                return Err(Error::usage(format!(
+                    "{flag} {}: the directory {} does not exist",
+                    path.display(),
+                    dir.display()
+                )));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -163,7 +163,8 @@ impl HitCounters {
         Ok(HitCounters {
             first: slots.as_ptr().cast(),
             stride: std::mem::size_of::<T>(),
-            slots: possible_cpus().clamp(1, slots.len()),
+            // Every slot, not just the CPU count: CPU ids can be sparse.
+            slots: slots.len(),
         })
     }
 
@@ -187,10 +188,4 @@ impl HitCounters {
             })
             .sum()
     }
-}
-
-fn possible_cpus() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-    usize::try_from(n).unwrap_or(1)
 }

@@ -22,8 +22,10 @@ pub const MAX_SECONDS: u64 = 86_400;
     name = "bench",
     version,
     about = "Measure what kernel instrumentation costs: uprobes, tracepoints, syscalls, breakpoints.",
-    after_help = "Run `bench --list` for the benchmarks. Exit codes: 0 ok, 1 failure, 2 bad usage, \
-                  3 missing privileges, 4 unsupported by this kernel, 5 set-up refused."
+    after_help = "Run `bench --list` for the benchmarks; `bench compare --help` for comparing \
+                  results. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 missing privileges, \
+                  4 unsupported by this kernel, 5 set-up refused, 6 regression (compare), \
+                  130/143 interrupted by SIGINT/SIGTERM."
 )]
 struct Cli {
     /// The benchmark to run (see --list).
@@ -77,8 +79,9 @@ struct Cli {
     #[arg(long, value_name = "CPUS", value_parser = cpu_list)]
     cons_affinity: Option<CpuList>,
 
-    /// Fixed work: run exactly N producer operations in total, then report
-    /// the time taken and what was counted.
+    /// Fixed work: run the producers' operation exactly N times in total (a
+    /// call, a test run of --trig-batch-iters triggers, a batch of threads, a
+    /// toggle), then report the time taken and what was counted.
     #[arg(short = 'r', long, value_name = "N", allow_hyphen_values = true,
           value_parser = count(1, u64::MAX))]
     repeat: Option<u64>,

@@ -221,7 +221,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> Result<String> {
                 v.word
             ));
             if let Some(limit) = cli.fail_on_regression {
-                if v.word == "slower" && -v.change_pct > limit {
+                // The gate is its own floor: significant and slower than
+                // allowed, whatever --noise says.
+                if v.p.is_some_and(|p| p < ALPHA) && -v.change_pct > limit {
                     regressions.push(format!(
                         "{} is {:.1}% slower ({p})",
                         n.label(),
@@ -285,11 +287,9 @@ fn pair_up<'a>(
     }
     if !cli.force {
         for (o, n) in &pairs {
-            if let Some((name, old_value)) = o
-                .option_set
-                .iter()
-                .find(|(k, v)| n.option_set.get(*k) != Some(v))
-            {
+            let mut names = o.option_set.keys().chain(n.option_set.keys());
+            if let Some(name) = names.find(|k| o.option_set.get(*k) != n.option_set.get(*k)) {
+                let old_value = o.option_set.get(name).map_or("(none)", String::as_str);
                 let new_value = n.option_set.get(name).map_or("(none)", String::as_str);
                 return Err(Error::usage(format!(
                     "{}: {} ran with {name}={old_value} but {} with {name}={new_value}: different option sets (--force compares them anyway)",

@@ -69,11 +69,12 @@ pub fn tracefs() -> Option<&'static str> {
         .find(|dir| std::path::Path::new(dir).join("events").is_dir())
 }
 
-/// Makes tracefs visible to this process, which classic tracepoints need (the
+/// Makes tracefs visible to this thread, which classic tracepoints need (the
 /// event id is read from it). When it is not mounted, it is mounted in a
 /// private mount namespace: the mount lives and dies with this process and
-/// the system's mounts are left as they were. Must run before any thread is
-/// started (unshare refuses multi-threaded callers).
+/// the system's mounts are left as they were. In a threaded process only the
+/// calling thread enters the new namespace, so call it from the thread that
+/// goes on to attach (set-up runs on the main thread).
 pub fn ensure_tracefs() -> Result<(), String> {
     if tracefs().is_some() {
         return Ok(());

@@ -7,19 +7,26 @@ use bench::error::Error;
 use bench::{app, benches, bpf, compare, interrupt, probe};
 
 fn main() -> ExitCode {
-    // A bug must still end in one line, not a backtrace.
+    // Like any Unix filter: `bench ... | head` ends bench when head exits
+    // (the kernel closes its links and events), rather than a failed write
+    // panicking mid-run.
+    // SAFETY: restoring the default action of a signal.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // A bug must still end in one line, not a backtrace. Workers' panics are
+    // caught and reported by the runner, with their message, as the run's error.
     std::panic::set_hook(Box::new(|info| {
         let thread = std::thread::current();
+        let name = thread.name().unwrap_or("unnamed");
+        if name.starts_with("producer-") || name.starts_with("consumer-") {
+            return;
+        }
         let message = info
             .payload()
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".to_string());
-        eprintln!(
-            "error: internal error in thread {}: {message}",
-            thread.name().unwrap_or("unnamed")
-        );
+        eprintln!("error: internal error in thread {name}: {message}");
     }));
 
     interrupt::install();
@@ -50,6 +57,15 @@ fn main() -> ExitCode {
             }
         })
     };
+    // A command that finished anyway after a Ctrl-C (--list, compare) still
+    // says it was interrupted.
+    let result = result.and_then(|()| match interrupt::received() {
+        Some(signal) => Err(Error::Interrupted {
+            message: format!("interrupted by {}", interrupt::signal_name(signal)),
+            code: interrupt::exit_code(signal),
+        }),
+        None => Ok(()),
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

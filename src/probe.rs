@@ -4,6 +4,7 @@
 use crate::benches::{self, Benchmark, RunConfig};
 use crate::bpf;
 use crate::error::{Error, Result};
+use crate::interrupt;
 
 /// Sets `bench` up with its defaults and drops it at once.
 pub fn probe(bench: &dyn Benchmark) -> Result<()> {
@@ -15,9 +16,11 @@ pub fn probe(bench: &dyn Benchmark) -> Result<()> {
 }
 
 /// One line per benchmark: `ok`, `unsupported: <why>`, or what else went wrong.
+/// Stops early at Ctrl-C.
 pub fn probe_all() -> Vec<String> {
     let width = benches::all().map(|b| b.name().len()).max().unwrap_or(0);
     benches::all()
+        .take_while(|_| interrupt::received().is_none())
         .map(|bench| {
             let outcome = match probe(bench) {
                 Ok(()) => "ok".to_string(),

@@ -73,7 +73,9 @@ pub struct Summary {
     /// Time one producer spends per hit, in ns; `None` when nothing was hit.
     pub latency_ns: Option<f64>,
     /// Wall-clock microseconds per operation of all producers together
-    /// (perf's usecs/op), over the samples that saw any operation.
+    /// (perf's usecs/op): the inverse of the mean rate, its sd carried over
+    /// to first order, so that it agrees with ops/s even when a second saw
+    /// no operation finish.
     pub usecs_per_op: MeanSd,
     /// The latest tick, in ns past its deadline.
     pub max_late_ns: i64,
@@ -100,12 +102,14 @@ pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
     let per_producer = hits.mean / producers;
     let latency_ns = (per_producer > 0.0).then(|| 1e9 / per_producer);
     let max_late_ns = measured.iter().map(|s| s.late_ns).max().unwrap_or(0);
-    let op_times: Vec<f64> = measured
-        .iter()
-        .map(|s| s.total_per_sec())
-        .filter(|&rate| rate > 0.0)
-        .map(|rate| 1e6 / rate)
-        .collect();
+    let usecs_per_op = if total.mean > 0.0 {
+        MeanSd {
+            mean: 1e6 / total.mean,
+            sd: 1e6 * total.sd / (total.mean * total.mean),
+        }
+    } else {
+        MeanSd { mean: 0.0, sd: 0.0 }
+    };
     Some(Summary {
         samples: measured.len(),
         hits,
@@ -113,7 +117,7 @@ pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
         total,
         per_producer,
         latency_ns,
-        usecs_per_op: mean_sd(&op_times),
+        usecs_per_op,
         max_late_ns,
         noisy: max_late_ns > NOISY_LATE_NS,
     })
@@ -324,14 +328,15 @@ mod tests {
     }
 
     #[test]
-    fn usecs_per_op_is_averaged_per_sample() {
+    fn usecs_per_op_agrees_with_the_rate_even_over_an_empty_second() {
         let samples = [
-            sample(0, 1_000, 1_000_000_000, false),
+            sample(0, 0, 1_000_000_000, false),
             sample(1, 4_000, 1_000_000_000, false),
         ];
         let s = summarize(&samples, 1).unwrap();
-        // 1000 us and 250 us per op: the mean of the per-sample times.
-        assert_eq!(s.usecs_per_op.mean, 625.0);
+        // 4000 operations in 2 s: 500 us each.
+        assert_eq!(s.total.mean, 2_000.0);
+        assert_eq!(s.usecs_per_op.mean, 500.0);
     }
 
     #[test]

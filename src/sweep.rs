@@ -66,7 +66,12 @@ impl SweepSpec {
 
     /// The configuration of each point, each checked as a single run would be.
     pub fn points(&self, bench: &dyn Benchmark, base: &RunConfig) -> Result<Vec<RunConfig>> {
-        if !self.is_producers() && !bench.options().iter().any(|o| o.long == self.param) {
+        let known = match self.param.as_str() {
+            "producers" => true,
+            alias @ "parallelism" => bench.producers_alias() == Some(alias),
+            option => bench.options().iter().any(|o| o.long == option),
+        };
+        if !known {
             let names: Vec<&str> = bench.options().iter().map(|o| o.long).collect();
             return Err(Error::usage(format!(
                 "--sweep {}: {} has no such option; it sweeps producers{}",

@@ -188,7 +188,7 @@ fn breakpoint_limits_are_refused_with_the_reason() {
     for (args, needle) in [
         (
             &["-b", "5", "breakpoint-thread"][..],
-            "--breakpoints 5 is more than the 4 hardware breakpoint slots of an x86 CPU",
+            "--breakpoints must be between 0 and 4 for breakpoint-thread (an x86 CPU has 4 hardware breakpoint slots, its debug address registers), got 5",
         ),
         (
             &["-t", "5000", "breakpoint-thread"][..],

@@ -386,7 +386,7 @@ fn sweep_values_are_checked_before_anything_runs() {
         ),
         (
             &["--sweep", "breakpoints=0,5", "breakpoint-thread"][..],
-            "more than the 4 hardware breakpoint slots",
+            "an x86 CPU has 4 hardware breakpoint slots",
         ),
         (
             &["--plot", "x.svg", "trig-rawtp"][..],

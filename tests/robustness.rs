@@ -155,12 +155,23 @@ fn sigterm_exits_143_and_a_second_signal_exits_at_once() {
         "interrupted by SIGTERM after 1 of 10 measured iterations",
     );
 
-    let child = spawn(&bench_bin(), &["-w1", "-d10", "trig-rawtp"]);
-    std::thread::sleep(Duration::from_millis(1500));
+    // A batch of 4096 threads under 4 breakpoints takes a good 100 ms and the
+    // first Ctrl-C lets it finish; the second must not wait for it.
+    let child = spawn(
+        &bench_bin(),
+        &["-r", "3", "-b", "4", "-t", "4096", "breakpoint-thread"],
+    );
+    std::thread::sleep(Duration::from_millis(60));
     signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(15));
     signal(&child, libc::SIGINT);
     let out = finish(child);
     assert_eq!(out.code, 130, "{}", out.stderr);
+    assert!(
+        out.stdout.is_empty(),
+        "the second Ctrl-C waited for the report: {}",
+        out.stdout
+    );
     assert_eq!(leftover_programs(), Vec::<String>::new());
 }
 
@@ -278,7 +289,7 @@ fn a_panicking_producer_still_detaches_everything() {
     };
     let placement = affinity::place(&affinity::Affinity::None, 1, 0, &[0]).unwrap();
     let err = runner::run_fixed(&workload, &placement, 100_000).unwrap_err();
-    assert_eq!(err.to_string(), "producer 0 panicked");
+    assert_eq!(err.to_string(), "producer 0 panicked: a producer bug");
     drop(workload);
     assert_eq!(leftover_programs(), Vec::<String>::new());
 }

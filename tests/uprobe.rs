@@ -47,6 +47,8 @@ fn every_probe_variant_counts_exactly_the_calls_made() {
 
 #[test]
 fn baselines_count_in_user_space() {
+    // The nop target is probed by other tests: stay out of their counts.
+    let _lock = probe_lock();
     for bench in ["trig-usermode-count", "trig-syscall-count"] {
         let out = run(&["-q", "-r", "123457", "-p", "3", bench]);
         assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
@@ -79,6 +81,7 @@ fn a_timed_run_prints_iterations_and_a_parseable_summary() {
 
 #[test]
 fn quiet_drops_the_set_up_chatter() {
+    let _lock = probe_lock();
     let out = run(&["-q", "-w0", "-d1", "trig-usermode-count"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!out.stdout.contains("Setting up"), "{}", out.stdout);

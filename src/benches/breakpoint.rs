@@ -27,7 +27,8 @@ const BREAKPOINTS: BenchOption = BenchOption {
     help: "Inheritable hardware breakpoints installed before the threads start",
     default: 1,
     min: 0,
-    max: 64,
+    max: SLOTS,
+    why_max: "an x86 CPU has 4 hardware breakpoint slots, its debug address registers",
 };
 const THREADS: BenchOption = BenchOption {
     long: "threads",
@@ -37,6 +38,7 @@ const THREADS: BenchOption = BenchOption {
     default: 1,
     min: 1,
     max: MAX_THREADS,
+    why_max: "",
 };
 const PASSIVE: BenchOption = BenchOption {
     long: "passive",
@@ -46,6 +48,7 @@ const PASSIVE: BenchOption = BenchOption {
     default: 0,
     min: 0,
     max: MAX_THREADS,
+    why_max: "",
 };
 const ACTIVE: BenchOption = BenchOption {
     long: "active",
@@ -55,6 +58,7 @@ const ACTIVE: BenchOption = BenchOption {
     default: 0,
     min: 0,
     max: MAX_THREADS,
+    why_max: "",
 };
 
 pub static BENCHES: &[&dyn Benchmark] = &[&ThreadBench, &EnableBench];
@@ -205,12 +209,6 @@ impl Benchmark for ThreadBench {
     }
 
     fn validate(&self, config: &RunConfig) -> Result<()> {
-        let breakpoints = config.params.get(BREAKPOINTS.long);
-        if breakpoints > SLOTS {
-            return Err(Error::usage(format!(
-                "--breakpoints {breakpoints} is more than the {SLOTS} hardware breakpoint slots of an x86 CPU"
-            )));
-        }
         let at_once = config.params.get(THREADS.long) * config.producers as u64;
         if at_once > MAX_THREADS_AT_ONCE {
             return Err(Error::usage(format!(

@@ -25,6 +25,8 @@ pub struct BenchOption {
     pub default: u64,
     pub min: u64,
     pub max: u64,
+    /// Why `max` is the limit, when the reason is not obvious ("" if none).
+    pub why_max: &'static str,
 }
 
 /// Values of the chosen benchmark's options, defaults filled in.
@@ -63,8 +65,12 @@ impl Params {
                 )));
             };
             if value < option.min || value > option.max {
+                let why = match option.why_max {
+                    "" => String::new(),
+                    why => format!(" ({why})"),
+                };
                 return Err(Error::usage(format!(
-                    "--{name} must be between {} and {} for {}, got {value}",
+                    "--{name} must be between {} and {} for {}{why}, got {value}",
                     option.min,
                     option.max,
                     bench.name()

@@ -24,6 +24,7 @@ pub const BATCH_ITERS: BenchOption = BenchOption {
     default: 100,
     min: 1,
     max: 1000,
+    why_max: "",
 };
 
 pub static BENCHES: &[&dyn Benchmark] = &[
