@@ -4,17 +4,14 @@
 # per-pair ratios; then syscall-count on 2 producers against 1, interleaved.
 #   PAIRS=5 scripts/harness_overhead.sh
 set -euo pipefail
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 cd "$root"
 source scripts/cargo-env.sh
 pairs=${PAIRS:-5}
 
-"$root/bench" --list >/dev/null
+prepare_bench
 cargo build --release --quiet --example plain_loop
 plain=$root/target/release/examples/plain_loop
-
-summary_mean() { tail -n1 | cut -d'(' -f1 | cut -d' ' -f3- | awk '{print $1}'; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 compare() { # label, command A (prints M/s), command B (prints M/s)
 	local label=$1 a=$2 b=$3 ratios=() ra rb

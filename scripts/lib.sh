@@ -101,6 +101,11 @@ bench_line() {
 	fi
 }
 
+# For the measurement scripts: the mean of a Summary line read on stdin, and
+# the median of numbers one per line.
+summary_mean() { tail -n1 | cut -d'(' -f1 | cut -d' ' -f3- | awk '{print $1}'; }
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
 # Exits non-zero when a benchmark failed (unsupported ones are not failures).
 finish() {
 	((failures == 0)) || exit 1

@@ -4,14 +4,13 @@
 # of usecs/op (bench / perf) per case. Run as root.
 #   PAIRS=7 scripts/perf_compare.sh
 set -euo pipefail
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 pairs=${PAIRS:-7}
 command -v perf >/dev/null || { echo "perf_compare: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
-"$root/bench" --list >/dev/null
+prepare_bench
 
 # awk reads to the end: leaving early would close the pipe under the writer.
 usecs() { "$@" 2>/dev/null | awk '$2 == "usecs/op" && !found {print $1; found = 1}'; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 compare() { # label, bench arguments, perf arguments
 	local label=$1 ours theirs ratios=() a b

@@ -4,17 +4,14 @@
 # then the trigger table at --trig-batch-iters 1, 10 and 100.
 #   PAIRS=5 scripts/trigger_overhead.sh
 set -euo pipefail
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 cd "$root"
 source scripts/cargo-env.sh
 pairs=${PAIRS:-5}
 
-"$root/bench" --list >/dev/null
+prepare_bench
 cargo build --release --quiet --example plain_trigger
 plain=$root/target/release/examples/plain_trigger
-
-summary_mean() { tail -n1 | cut -d'(' -f1 | cut -d' ' -f3- | awk '{print $1}'; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 for kind in rawtp tp; do
 	ratios=()
