@@ -12,6 +12,11 @@ use object::{Endianness, Object, ObjectSymbol, ReadCache};
 
 use crate::error::{Error, Result};
 
+/// The running binary, where the targets live. Probes are attached through
+/// this magic link: it names the very file this process executes, even if the
+/// path was replaced since.
+pub const SELF_EXE: &str = "/proc/self/exe";
+
 #[cfg(not(target_arch = "x86_64"))]
 compile_error!("the probe targets are written in x86-64 assembly");
 

@@ -11,11 +11,7 @@ use crate::bpf::skel::uprobe::UprobeSkelBuilder;
 use crate::bpf::{self, HitCounters};
 use crate::error::{Error, Result};
 use crate::runner::{Counts, ProducerCtx, Workload};
-use crate::targets::{self, Target};
-
-/// Probes attach to the running binary itself: the magic link names the very
-/// file this process executes, even if the path was replaced since.
-const SELF_EXE: &str = "/proc/self/exe";
+use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &UsermodeCount,

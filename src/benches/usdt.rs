@@ -11,9 +11,7 @@ use crate::bpf::skel::usdt::UsdtSkelBuilder;
 use crate::bpf::{self, HitCounters};
 use crate::error::Result;
 use crate::runner::Workload;
-use crate::targets::{self, Target};
-
-const SELF_EXE: &str = "/proc/self/exe";
+use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &UsdtBench {

@@ -206,10 +206,6 @@ impl ProducerCtx<'_> {
         result
     }
 
-    pub fn should_stop(&self) -> bool {
-        self.shared.stop.is_set()
-    }
-
     /// Waits at the start line, once.
     fn start(&self) {
         if !self.started.replace(true) {
