@@ -1,4 +1,5 @@
-//! Compiles every `bpf/*.bpf.c` into a libbpf-rs skeleton in `$OUT_DIR`.
+//! Compiles every `bpf/*.bpf.c` into a libbpf-rs skeleton in `$OUT_DIR`, and
+//! lists them as modules in `$OUT_DIR/skeletons.rs`.
 
 use std::env;
 use std::fs;
@@ -39,6 +40,9 @@ fn main() {
         .collect();
     sources.sort();
 
+    // The module list for src/bpf.rs, so that a new bpf/*.bpf.c needs no
+    // hand-written include.
+    let mut modules = String::new();
     for source in sources {
         let file = source
             .file_name()
@@ -52,5 +56,9 @@ fn main() {
             .clang_args(["-I", "bpf", "-I", multiarch.as_str(), "-Wall", "-O2"])
             .build_and_generate(&skeleton)
             .unwrap_or_else(|err| panic!("building {}: {err:#}", source.display()));
+        modules.push_str(&format!(
+            "pub mod {stem} {{\n    include!(concat!(env!(\"OUT_DIR\"), \"/{stem}.skel.rs\"));\n}}\n"
+        ));
     }
+    fs::write(out_dir.join("skeletons.rs"), modules).expect("OUT_DIR is writable");
 }

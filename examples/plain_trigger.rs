@@ -65,7 +65,8 @@ fn run(tp: bool, secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
         &skel.progs.count_rawtp
     };
     let _link = prog.attach().map_err(|e| e.to_string())?;
-    let hits = HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))
+    // SAFETY: `hits` is counters.h's array, and `skel` outlives `hits`.
+    let hits = unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..])) }
         .map_err(|e| e.to_string())?;
     let fd = skel.progs.drive_kfunc.as_fd().as_raw_fd();
 

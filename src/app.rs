@@ -1,129 +1,210 @@
-//! One run, or a sweep of runs: set up, run, report, export. Data flows one
-//! way: configuration → set-up → the runner → statistics → reports.
+//! One run, or a sweep of runs, in three steps: plan (check everything the
+//! command line decides, before anything runs), execute (set up, run and
+//! report each point), publish (the sweep table, the exports, the verdict of
+//! an interrupt). Data flows one way: configuration → set-up → the runner →
+//! statistics → reports.
 
-use std::path::PathBuf;
-
-use crate::benches::{Benchmark, ReportStyle, RunConfig};
+use crate::benches::{self, Benchmark};
 use crate::bpf;
+use crate::config::{JsonTarget, Outputs, RunConfig, RunRequest};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::report::console::Console;
-use crate::report::plot::{self, Point};
-use crate::report::{csv, json, text};
+use crate::report::csv::Csv;
+use crate::report::json::Json;
+use crate::report::plot::Svg;
+use crate::report::reporter::Reporter;
+use crate::report::{text, Exporter};
 use crate::results::{self, Context, Options, ResultFile, RunRecord, SweepInfo, Tool};
-use crate::runner::{self, affinity};
+use crate::runner::affinity::{self, Placement};
+use crate::runner::{self, Phase};
 use crate::stats;
-use crate::sweep::SweepSpec;
-
-/// Where the JSON result goes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum JsonTarget {
-    File(PathBuf),
-    /// `--json -`: JSON on stdout, the text report on stderr.
-    Stdout,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Outputs {
-    pub json: Option<JsonTarget>,
-    pub csv: Option<PathBuf>,
-    pub plot: Option<PathBuf>,
-}
-
-pub struct RunRequest {
-    pub bench: &'static dyn Benchmark,
-    pub config: RunConfig,
-    pub sweep: Option<SweepSpec>,
-    pub outputs: Outputs,
-    pub quiet: bool,
-    pub verbose: bool,
-}
+use crate::sweep;
 
 pub fn run(request: &RunRequest) -> Result<()> {
-    let RunRequest {
-        bench,
-        config,
-        sweep,
-        outputs,
-        quiet,
-        verbose,
-    } = request;
-    bpf::init_logging(*verbose);
-    // Everything the command line decides is checked before anything runs:
-    // each point's configuration and CPUs, and where the outputs go.
+    bpf::init_logging(request.verbose);
+    let plan = plan(request)?;
+    let mut console = Console::new(request.outputs.json == Some(JsonTarget::Stdout));
+    let execution = execute(&plan, &mut console, request.quiet);
+    publish(request, &plan, execution, &mut console)
+}
+
+/// Everything decided before the first set-up.
+struct Plan {
+    bench: &'static dyn Benchmark,
+    reporter: Reporter,
+    points: Vec<Point>,
+    /// The swept parameter's name, for a sweep.
+    sweep_param: Option<String>,
+    context: Context,
+}
+
+/// One run to do: the swept value (if any), its configuration and CPUs.
+struct Point {
+    value: Option<u64>,
+    config: RunConfig,
+    placement: Placement,
+}
+
+/// What the runs gave: the records, and why they stopped early, if they did.
+struct Execution {
+    runs: Vec<RunRecord>,
+    failure: Option<Error>,
+    /// The signal and where it found the last run.
+    interrupted: Option<(i32, Phase)>,
+}
+
+/// Checks every point's configuration and CPUs, where the outputs go, and the
+/// privileges, so that a mistake is found before anything runs.
+fn plan(request: &RunRequest) -> Result<Plan> {
+    let bench = benches::find(request.bench)
+        .ok_or_else(|| Error::usage(format!("unknown benchmark '{}'", request.bench)))?;
     let online = affinity::online_cpus()?;
-    let configs: Vec<RunConfig> = match sweep {
-        None => vec![config.clone()],
-        Some(spec) => spec.points(*bench, config)?,
+    let configs: Vec<(Option<u64>, RunConfig)> = match &request.sweep {
+        None => vec![(None, request.config.clone())],
+        Some(spec) => spec
+            .values
+            .iter()
+            .map(|&v| Some(v))
+            .zip(sweep::points(spec, bench, &request.config)?)
+            .collect(),
     };
-    let values: Vec<Option<u64>> = match sweep {
-        None => vec![None],
-        Some(spec) => spec.values.iter().map(|&v| Some(v)).collect(),
-    };
-    let placements = configs
-        .iter()
-        .map(|c| affinity::place(&c.affinity, c.producers, c.consumers, &online))
+    let points = configs
+        .into_iter()
+        .map(|(value, config)| {
+            let placement = affinity::place(
+                &config.affinity,
+                config.producers,
+                config.consumers,
+                &online,
+            )?;
+            Ok(Point {
+                value,
+                config,
+                placement,
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
-    outputs.check()?;
+    check_outputs(&request.outputs)?;
     if bench.needs_bpf() {
         bpf::check_privileges(bench.name())?;
     }
-    let threads = configs
+    let threads = points
         .iter()
-        .map(|c| c.producers + c.consumers)
+        .map(|p| p.config.producers + p.config.consumers)
         .max()
         .unwrap_or(0);
     if threads > online.len() {
-        eprintln!(
-            "warning: {threads} threads on {} online CPUs share them: the rates will show it",
-            online.len()
-        );
+        eprintln!("{}", text::oversubscribed_warning(threads, online.len()));
     }
+    Ok(Plan {
+        bench,
+        reporter: Reporter::new(bench),
+        points,
+        sweep_param: request.sweep.as_ref().map(|s| s.param.clone()),
+        context: Context::gather(&online),
+    })
+}
 
-    let context = Context::gather(&online);
-    let mut console = Console::new(outputs.json == Some(JsonTarget::Stdout));
-    let mut runs = Vec::with_capacity(configs.len());
-    let mut failure = None;
-    for ((value, point), placement) in values.iter().zip(&configs).zip(&placements) {
-        if interrupt::received().is_some() {
+/// Refuses output paths that cannot be written: a run must not be lost to a
+/// typo in a file name.
+fn check_outputs(outputs: &Outputs) -> Result<()> {
+    let json = match &outputs.json {
+        Some(JsonTarget::File(path)) => Some(path),
+        _ => None,
+    };
+    for (flag, path) in [
+        ("--json", json),
+        ("--csv", outputs.csv.as_ref()),
+        ("--plot", outputs.plot.as_ref()),
+    ] {
+        let Some(path) = path else { continue };
+        if path.file_name().is_none() || path.is_dir() {
+            return Err(Error::usage(format!(
+                "{flag} {} names no file",
+                path.display()
+            )));
+        }
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => std::path::Path::new("."),
+        };
+        if !dir.is_dir() {
+            return Err(Error::usage(format!(
+                "{flag} {}: the directory {} does not exist",
+                path.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn execute(plan: &Plan, console: &mut Console, quiet: bool) -> Execution {
+    let mut execution = Execution {
+        runs: Vec::with_capacity(plan.points.len()),
+        failure: None,
+        interrupted: None,
+    };
+    for point in &plan.points {
+        if let Some(signal) = interrupt::received() {
+            execution.interrupted = Some((signal, Phase::Between));
             break;
         }
-        // Not chatter: it says which point the lines below belong to.
-        if let (Some(value), Some(spec)) = (value, sweep) {
-            console.line(&format!("# {}={value}", spec.param));
+        if let (Some(value), Some(param)) = (point.value, plan.sweep_param.as_deref()) {
+            // Not chatter: it says which point the lines below belong to.
+            console.line(&plan.reporter.sweep_point(param, value));
         }
-        match one_run(*bench, point, placement, &mut console, *quiet) {
-            Ok(mut record) => {
-                record.sweep_value = *value;
-                runs.push(record);
+        match one_run(plan, point, console, quiet) {
+            Ok((mut record, phase)) => {
+                record.sweep_value = point.value;
+                execution.runs.push(record);
+                if let (Some(phase), Some(signal)) = (phase, interrupt::received()) {
+                    execution.interrupted = Some((signal, phase));
+                    break;
+                }
             }
             Err(err) => {
-                failure = Some(err);
+                execution.failure = Some(err);
                 break;
             }
         }
     }
-    let stopped = interrupt::received();
+    execution
+}
+
+fn publish(
+    request: &RunRequest,
+    plan: &Plan,
+    execution: Execution,
+    console: &mut Console,
+) -> Result<()> {
+    let Execution {
+        runs,
+        failure,
+        interrupted,
+    } = execution;
     // A failure part-way through a sweep keeps the points already measured.
     if runs.is_empty() {
         if let Some(err) = failure {
             return Err(err);
         }
     }
-
-    let rows: Vec<(u64, usize, stats::MeanSd)> = runs
-        .iter()
-        .filter_map(|r| {
-            Some((
-                r.sweep_value?,
-                r.producers,
-                text::headline(r.summary.as_ref()?, bench.report_style()),
-            ))
-        })
-        .collect();
-    if let Some(spec) = sweep {
-        console.line(&format!("Sweep of {} for {}:", spec.param, bench.name()));
-        for line in text::sweep_table(&spec.param, &rows, spec.is_producers()) {
+    if let Some(spec) = &request.sweep {
+        let rows: Vec<(u64, usize, stats::MeanSd)> = runs
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r.sweep_value?,
+                    r.producers,
+                    plan.reporter.headline(r.summary.as_ref()?),
+                ))
+            })
+            .collect();
+        for line in plan
+            .reporter
+            .sweep_table(&spec.param, &rows, sweep::is_producers(spec))
+        {
             console.line(&line);
         }
     }
@@ -131,138 +212,64 @@ pub fn run(request: &RunRequest) -> Result<()> {
     let result = ResultFile {
         schema: results::SCHEMA.to_string(),
         tool: Tool::this(),
-        context,
-        benchmark: bench.name().to_string(),
-        options: Options::from_config(config),
-        sweep: sweep.as_ref().map(|s| SweepInfo {
+        context: plan.context.clone(),
+        benchmark: plan.bench.name().to_string(),
+        options: Options::from_config(&request.config),
+        sweep: request.sweep.as_ref().map(|s| SweepInfo {
             param: s.param.clone(),
             values: s.values.clone(),
         }),
-        partial: stopped.is_some() || failure.is_some(),
+        partial: interrupted.is_some() || failure.is_some(),
         runs,
     };
+    let outputs = &request.outputs;
     if let Some(path) = &outputs.csv {
-        csv::write(path, &result)?;
+        Csv.export(&result, path)?;
     }
     match &outputs.json {
-        Some(JsonTarget::File(path)) => json::write(path, &result)?,
+        Some(JsonTarget::File(path)) => Json.export(&result, path)?,
         Some(JsonTarget::Stdout) => print!("{}", result.to_json()),
         None => {}
     }
-    if let (Some(path), Some(spec)) = (&outputs.plot, sweep) {
-        plot_sweep(path, *bench, spec, &rows)?;
+    if let Some(path) = &outputs.plot {
+        Svg {
+            reporter: plan.reporter,
+        }
+        .export(&result, path)?;
     }
-    match (failure, stopped) {
+    match (failure, interrupted) {
         (Some(err), _) => Err(err),
-        (None, Some(signal)) => Err(interrupted(signal, &result, configs.len())),
+        (None, Some((signal, phase))) => Err(Error::Interrupted {
+            message: text::interrupted(
+                interrupt::signal_name(signal),
+                phase,
+                result.runs.len(),
+                plan.points.len(),
+            ),
+            code: interrupt::exit_code(signal),
+        }),
         (None, None) => Ok(()),
     }
 }
 
-fn plot_sweep(
-    path: &std::path::Path,
-    bench: &dyn Benchmark,
-    spec: &SweepSpec,
-    rows: &[(u64, usize, stats::MeanSd)],
-) -> Result<()> {
-    let points: Vec<Point> = rows
-        .iter()
-        .map(|&(value, _, rate)| Point {
-            value,
-            mean: rate.mean,
-            sd: rate.sd,
-        })
-        .collect();
-    let what = match bench.report_style() {
-        ReportStyle::Hits => "hits",
-        ReportStyle::Ops { .. } => "operations",
-    };
-    let title = format!("{}: {what} per second by {}", bench.name(), spec.param);
-    let svg = plot::render(&title, &spec.param, what, &points, spec.is_producers())?;
-    plot::write(path, &svg)
-}
-
-impl Outputs {
-    /// Refuses, before anything runs, output paths that cannot be written:
-    /// a run must not be lost to a typo in a file name.
-    fn check(&self) -> Result<()> {
-        let json = match &self.json {
-            Some(JsonTarget::File(path)) => Some(path),
-            _ => None,
-        };
-        for (flag, path) in [
-            ("--json", json),
-            ("--csv", self.csv.as_ref()),
-            ("--plot", self.plot.as_ref()),
-        ] {
-            let Some(path) = path else { continue };
-            if path.file_name().is_none() || path.is_dir() {
-                return Err(Error::usage(format!(
-                    "{flag} {} names no file",
-                    path.display()
-                )));
-            }
-            let dir = match path.parent() {
-                Some(dir) if !dir.as_os_str().is_empty() => dir,
-                _ => std::path::Path::new("."),
-            };
-            if !dir.is_dir() {
-                return Err(Error::usage(format!(
-                    "{flag} {}: the directory {} does not exist",
-                    path.display(),
-                    dir.display()
-                )));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// What an interrupted run tells the user, once its report is out.
-fn interrupted(signal: i32, result: &ResultFile, points: usize) -> Error {
-    let by = format!("interrupted by {}", interrupt::signal_name(signal));
-    let message = match result.runs.last() {
-        None => format!("{by} before the first run: nothing was measured"),
-        Some(run) => {
-            let point = match points {
-                1 => String::new(),
-                n => format!(" (sweep point {} of {n})", result.runs.len()),
-            };
-            match (&run.fixed, &run.summary, run.samples.is_empty()) {
-                (Some(fixed), _, _) => format!(
-                    "{by} after {} of {} calls{point}: the report above is partial",
-                    fixed.calls,
-                    result.options.repeat.unwrap_or_default()
-                ),
-                (None, Some(summary), _) => format!(
-                    "{by} after {} of {} measured iterations{point}: the summary above is partial",
-                    summary.samples, result.options.duration_secs
-                ),
-                (None, None, true) => format!("{by} during set-up{point}: nothing was measured"),
-                (None, None, false) => format!("{by} during warm-up{point}: nothing was measured"),
-            }
-        }
-    };
-    Error::Interrupted {
-        message,
-        code: interrupt::exit_code(signal),
-    }
-}
-
-/// Sets up, runs and reports one configuration.
+/// Sets up, runs and reports one configuration; the phase an interrupt hit,
+/// if one did.
 fn one_run(
-    bench: &dyn Benchmark,
-    config: &RunConfig,
-    placement: &affinity::Placement,
+    plan: &Plan,
+    point: &Point,
     console: &mut Console,
     quiet: bool,
-) -> Result<RunRecord> {
+) -> Result<(RunRecord, Option<Phase>)> {
+    let Point {
+        config, placement, ..
+    } = point;
+    let reporter = &plan.reporter;
     // A fixed-work run prints its report and nothing else, like perf bench.
     let chatter = !quiet && config.repeat.is_none();
     if chatter {
-        console.line(&format!("Setting up benchmark '{}'...", bench.name()));
+        console.line(&reporter.setting_up());
     }
-    let workload = bench.setup(config)?;
+    let workload = plan.bench.setup(config)?;
     let mut record = RunRecord {
         sweep_value: None,
         producers: config.producers,
@@ -275,29 +282,30 @@ fn one_run(
     };
     if interrupt::received().is_some() {
         record.partial = true;
-        return Ok(record);
+        return Ok((record, Some(Phase::SetUp)));
     }
     if chatter {
-        console.line(&format!("Benchmark '{}' started.", bench.name()));
+        console.line(&reporter.started());
     }
     if let Some(repeat) = config.repeat {
         let fixed = runner::run_fixed(workload.as_ref(), placement, repeat)?;
         drop(workload);
+        let mut phase = None;
         if interrupt::received().is_some() {
             record.partial = true;
-            console.line(&format!(
-                "# partial: interrupted after {} of {repeat} calls",
-                fixed.calls
-            ));
+            console.line(&reporter.partial_fixed(fixed.calls, repeat));
+            phase = Some(Phase::Fixed {
+                done: fixed.calls,
+                of: repeat,
+            });
         }
-        for line in bench.report_fixed(config, &fixed) {
+        for line in reporter.fixed(&fixed, config) {
             console.line(&line);
         }
         record.fixed = Some(fixed);
-        return Ok(record);
+        return Ok((record, phase));
     }
 
-    let style = bench.report_style();
     console.start_bar(config.warmup_secs, config.duration_secs);
     let samples = runner::run_timed(
         workload.as_ref(),
@@ -305,10 +313,7 @@ fn one_run(
         config.warmup_secs,
         config.duration_secs,
         &mut |sample| {
-            console.line(&match style {
-                ReportStyle::Hits => text::iteration_line(sample, config.producers),
-                ReportStyle::Ops { .. } => text::ops_iteration_line(sample, config.producers),
-            });
+            console.line(&reporter.tick(sample, config.producers));
             console.advance(sample);
         },
     );
@@ -317,25 +322,28 @@ fn one_run(
     drop(workload);
     record.partial = interrupt::received().is_some();
     let summary = stats::summarize(&samples, config.producers);
+    let measured = summary.as_ref().map_or(0, |s| s.samples);
+    let phase = record
+        .partial
+        .then_some(if samples.len() < config.warmup_secs as usize {
+            Phase::WarmUp
+        } else {
+            Phase::Measuring {
+                measured,
+                of: config.duration_secs,
+            }
+        });
     match &summary {
         Some(summary) => {
             if record.partial {
-                console.line(&format!(
-                    "# partial: interrupted after {} of {} measured iterations",
-                    summary.samples, config.duration_secs
-                ));
+                console.line(&reporter.partial_timed(summary.samples, config.duration_secs));
             }
-            console.line(&match style {
-                ReportStyle::Hits => text::summary_line(summary),
-                ReportStyle::Ops { per_cpu } => {
-                    text::ops_summary_line(summary, config.producers, per_cpu)
-                }
-            });
+            console.line(&reporter.summary(summary, config.producers));
         }
         None if record.partial => {}
         None => return Err(Error::runtime("no iteration was measured")),
     }
     record.samples = samples;
     record.summary = summary;
-    Ok(record)
+    Ok((record, phase))
 }

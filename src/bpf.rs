@@ -9,7 +9,7 @@ use libbpf_rs::{OpenObject, PrintLevel};
 use crate::error::{Error, Result};
 use crate::runner::Counts;
 
-/// The skeletons that build.rs generates from `bpf/*.bpf.c`.
+/// The skeletons that build.rs generates from `bpf/*.bpf.c`, one module each.
 #[allow(
     clippy::all,
     dead_code,
@@ -18,15 +18,7 @@ use crate::runner::Counts;
     unused_imports
 )]
 pub mod skel {
-    pub mod trigger {
-        include!(concat!(env!("OUT_DIR"), "/trigger.skel.rs"));
-    }
-    pub mod uprobe {
-        include!(concat!(env!("OUT_DIR"), "/uprobe.skel.rs"));
-    }
-    pub mod usdt {
-        include!(concat!(env!("OUT_DIR"), "/usdt.skel.rs"));
-    }
+    include!(concat!(env!("OUT_DIR"), "/skeletons.rs"));
 }
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
@@ -156,9 +148,16 @@ unsafe impl Send for HitCounters {}
 unsafe impl Sync for HitCounters {}
 
 impl HitCounters {
-    /// `slots` is the skeleton's `hits` array in its mmapped .bss (`None` when
-    /// the kernel gave no mapping); every slot starts with its `u64`.
-    pub fn new<T>(slots: Option<&[T]>) -> Result<Self> {
+    /// `slots` is a skeleton's `hits` array in its mmapped .bss (`None` when
+    /// the kernel gave no mapping). The value keeps a pointer into that
+    /// mapping, without its lifetime: the skeleton's and this value's live in
+    /// one workload, which no safe type can express.
+    ///
+    /// # Safety
+    /// Every `T` must start with the 8-byte-aligned `u64` of `bpf/counters.h`
+    /// that BPF programs update atomically, and the mapping must outlive the
+    /// returned value (keep the skeleton in the same workload, dropped after).
+    pub unsafe fn new<T>(slots: Option<&[T]>) -> Result<Self> {
         let slots = slots.ok_or_else(|| Error::setup("the counters' .bss is not memory-mapped"))?;
         Ok(HitCounters {
             first: slots.as_ptr().cast(),

@@ -7,15 +7,14 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use crate::app::{JsonTarget, Outputs, RunRequest};
-use crate::benches::{self, Params, RunConfig};
+use crate::benches;
+use crate::config::{
+    JsonTarget, Outputs, RunConfig, RunRequest, SweepSpec, DEFAULT_DURATION_SECS,
+    DEFAULT_PRODUCERS, DEFAULT_WARMUP_SECS, MAX_SECONDS, MAX_THREADS,
+};
 use crate::error::{Error, Result};
 use crate::runner::affinity::{parse_cpu_list, Affinity};
-use crate::sweep::{self, SweepSpec};
-
-/// Hard limits, stated in `--help` and enforced.
-pub const MAX_THREADS: u64 = 1024;
-pub const MAX_SECONDS: u64 = 86_400;
+use crate::sweep;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -42,17 +41,17 @@ struct Cli {
     probe: bool,
 
     /// Warm-up seconds, run but left out of the summary.
-    #[arg(short = 'w', long, value_name = "SEC", default_value_t = 1,
+    #[arg(short = 'w', long, value_name = "SEC", default_value_t = u64::from(DEFAULT_WARMUP_SECS),
           allow_hyphen_values = true, value_parser = seconds(0))]
     warmup: u64,
 
     /// Measured seconds, one sample each.
-    #[arg(short = 'd', long, value_name = "SEC", default_value_t = 5,
+    #[arg(short = 'd', long, value_name = "SEC", default_value_t = u64::from(DEFAULT_DURATION_SECS),
           allow_hyphen_values = true, value_parser = seconds(1))]
     duration: u64,
 
     /// Producer threads.
-    #[arg(short = 'p', long, value_name = "N", default_value_t = 1,
+    #[arg(short = 'p', long, value_name = "N", default_value_t = DEFAULT_PRODUCERS as u64,
           allow_hyphen_values = true, value_parser = threads(1))]
     producers: u64,
 
@@ -208,7 +207,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     let bench = benches::find(name).ok_or_else(|| unknown_benchmark(name))?;
 
     let given = given_options(&matches);
-    let params = Params::resolve(bench, &given)?;
+    let params = benches::resolve_params(bench, &given)?;
     let affinity = if cli.affinity || cli.prod_affinity.is_some() || cli.cons_affinity.is_some() {
         Affinity::Auto {
             producers: cli.prod_affinity.map(|l| l.0),
@@ -259,7 +258,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     }
     match &cli.sweep {
         // Each point is checked as its own run would be, before anything runs.
-        Some(spec) => drop(spec.points(bench, &config)?),
+        Some(spec) => drop(sweep::points(spec, bench, &config)?),
         None => bench.validate(&config)?,
     }
     let outputs = Outputs {
@@ -274,7 +273,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         plot: cli.plot,
     };
     Ok(Command::Run(Box::new(RunRequest {
-        bench,
+        bench: bench.name(),
         config,
         sweep: cli.sweep,
         outputs,

@@ -5,6 +5,7 @@ pub mod benches;
 pub mod bpf;
 pub mod cli;
 pub mod compare;
+pub mod config;
 pub mod error;
 pub mod interrupt;
 pub mod kernel;

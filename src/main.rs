@@ -52,7 +52,7 @@ fn main() -> ExitCode {
                 Ok(())
             }
             Command::Run(request) => {
-                bench_name = Some(request.bench.name());
+                bench_name = Some(request.bench);
                 app::run(&request)
             }
         })

@@ -1,7 +1,7 @@
 //! `bench --probe`: which benchmarks this kernel can run, found by setting each
 //! one up for real (load and attach) and tearing it down again.
 
-use crate::benches::{self, Benchmark, RunConfig};
+use crate::benches::{self, Benchmark};
 use crate::bpf;
 use crate::error::{Error, Result};
 use crate::interrupt;
@@ -11,7 +11,7 @@ pub fn probe(bench: &dyn Benchmark) -> Result<()> {
     if bench.needs_bpf() {
         bpf::check_privileges(bench.name())?;
     }
-    let config = RunConfig::defaults(bench)?;
+    let config = bench.default_config()?;
     bench.setup(&config).map(drop)
 }
 

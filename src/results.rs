@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::benches::RunConfig;
+use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
 use crate::runner::affinity::{format_cpu_list, Affinity, Placement};

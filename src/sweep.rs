@@ -1,17 +1,11 @@
 //! `--sweep PARAM=LIST`: the same benchmark once per value of one parameter.
 
-use crate::benches::{Benchmark, Params, RunConfig};
-use crate::cli::MAX_THREADS;
+use crate::benches::{self, Benchmark};
+use crate::config::{RunConfig, SweepSpec, MAX_THREADS};
 use crate::error::{Error, Result};
 
 /// The most values one sweep may take.
 pub const MAX_POINTS: usize = 256;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SweepSpec {
-    pub param: String,
-    pub values: Vec<u64>,
-}
 
 /// Parses `producers=1,2,4` or `trig-batch-iters=1..8` (an inclusive range).
 pub fn parse_spec(text: &str) -> std::result::Result<SweepSpec, String> {
@@ -59,50 +53,49 @@ pub fn parse_spec(text: &str) -> std::result::Result<SweepSpec, String> {
     })
 }
 
-impl SweepSpec {
-    pub fn is_producers(&self) -> bool {
-        matches!(self.param.as_str(), "producers" | "parallelism")
-    }
+/// Whether `spec` sweeps the producer count (under either of its names).
+pub fn is_producers(spec: &SweepSpec) -> bool {
+    matches!(spec.param.as_str(), "producers" | "parallelism")
+}
 
-    /// The configuration of each point, each checked as a single run would be.
-    pub fn points(&self, bench: &dyn Benchmark, base: &RunConfig) -> Result<Vec<RunConfig>> {
-        let known = match self.param.as_str() {
-            "producers" => true,
-            alias @ "parallelism" => bench.producers_alias() == Some(alias),
-            option => bench.options().iter().any(|o| o.long == option),
-        };
-        if !known {
-            let names: Vec<&str> = bench.options().iter().map(|o| o.long).collect();
-            return Err(Error::usage(format!(
-                "--sweep {}: {} has no such option; it sweeps producers{}",
-                self.param,
-                bench.name(),
-                names.iter().map(|n| format!(", {n}")).collect::<String>()
-            )));
-        }
-        self.values
-            .iter()
-            .map(|&value| {
-                let mut config = base.clone();
-                if self.is_producers() {
-                    if value == 0 || value > MAX_THREADS {
-                        return Err(Error::usage(format!(
-                            "--sweep producers={value}: producers must be between 1 and {MAX_THREADS}"
-                        )));
-                    }
-                    config.producers = value as usize;
-                } else {
-                    let mut given: Vec<(&'static str, u64)> = config.params.iter().collect();
-                    for entry in given.iter_mut().filter(|(name, _)| *name == self.param) {
-                        entry.1 = value;
-                    }
-                    config.params = Params::resolve(bench, &given)?;
-                }
-                bench.validate(&config)?;
-                Ok(config)
-            })
-            .collect()
+/// The configuration of each point, each checked as a single run would be.
+pub fn points(spec: &SweepSpec, bench: &dyn Benchmark, base: &RunConfig) -> Result<Vec<RunConfig>> {
+    let known = match spec.param.as_str() {
+        "producers" => true,
+        alias @ "parallelism" => bench.producers_alias() == Some(alias),
+        option => bench.options().iter().any(|o| o.long == option),
+    };
+    if !known {
+        let names: Vec<&str> = bench.options().iter().map(|o| o.long).collect();
+        return Err(Error::usage(format!(
+            "--sweep {}: {} has no such option; it sweeps producers{}",
+            spec.param,
+            bench.name(),
+            names.iter().map(|n| format!(", {n}")).collect::<String>()
+        )));
     }
+    spec.values
+        .iter()
+        .map(|&value| {
+            let mut config = base.clone();
+            if is_producers(spec) {
+                if value == 0 || value > MAX_THREADS {
+                    return Err(Error::usage(format!(
+                        "--sweep producers={value}: producers must be between 1 and {MAX_THREADS}"
+                    )));
+                }
+                config.producers = value as usize;
+            } else {
+                let mut given: Vec<(&'static str, u64)> = config.params.iter().collect();
+                for entry in given.iter_mut().filter(|(name, _)| *name == spec.param) {
+                    entry.1 = value;
+                }
+                config.params = benches::resolve_params(bench, &given)?;
+            }
+            bench.validate(&config)?;
+            Ok(config)
+        })
+        .collect()
 }
 
 #[cfg(test)]

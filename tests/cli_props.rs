@@ -107,8 +107,9 @@ proptest! {
                 prop_assert!(c.consumers <= 1024);
                 prop_assert!((1..=86_400).contains(&c.duration_secs));
                 prop_assert!(c.warmup_secs <= 86_400);
-                for option in request.bench.options() {
-                    let value = c.params.get(option.long);
+                let bench = bench::benches::find(request.bench).expect("a parsed name is registered");
+                for option in bench.options() {
+                    let value = c.params.get(option);
                     prop_assert!(option.min <= value && value <= option.max);
                 }
             }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench::benches::{self, RunConfig};
+use bench::benches;
 use bench::results::ResultFile;
 use bench::runner::{self, affinity, ProducerCtx, Workload};
 use common::*;
@@ -289,7 +289,7 @@ fn a_panicking_producer_still_detaches_everything() {
     }
     bench::bpf::init_logging(false);
     let uprobe = benches::find("trig-uprobe-nop").unwrap();
-    let config = RunConfig::defaults(uprobe).unwrap();
+    let config = uprobe.default_config().unwrap();
     let workload = PanicsMidRun {
         _uprobe: uprobe.setup(&config).unwrap(),
     };

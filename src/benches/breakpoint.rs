@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use libbpf_rs::libbpf_sys;
 
-use super::{BenchOption, Benchmark, ReportStyle, RunConfig};
+use super::{Benchmark, Info, Metric, PerfFormat};
+use crate::config::{BenchOption, RunConfig};
 use crate::error::{Error, Result};
-use crate::report::perf;
-use crate::runner::{FixedRun, ProducerCtx, Workload};
+use crate::runner::{ProducerCtx, Workload};
 
 /// Debug address registers of an x86 CPU: the most breakpoints a task can hold.
 pub const SLOTS: u64 = 4;
@@ -60,8 +60,6 @@ const ACTIVE: BenchOption = BenchOption {
     max: MAX_THREADS,
     why_max: "",
 };
-
-pub static BENCHES: &[&dyn Benchmark] = &[&ThreadBench, &EnableBench];
 
 // --- breakpoints -----------------------------------------------------------
 
@@ -192,24 +190,55 @@ fn wait_until_done(done: &AtomicU32) {
 
 // --- breakpoint-thread -------------------------------------------------------
 
-struct ThreadBench;
+pub static BENCHES: &[&dyn Benchmark] = &[
+    &ThreadBench {
+        info: Info {
+            name: "breakpoint-thread",
+            description: "create and join threads under inheritable hardware breakpoints: perf bench breakpoint thread",
+            metric: Metric::Ops(PerfFormat {
+                collection: "breakpoint",
+                name: "thread",
+                // perf prints the batch count here, though it says threads.
+                executed: "# Created/joined {calls} threads with {breakpoints} breakpoints and {producers} parallelism",
+                per_cpu: true,
+                ops_per_sec: false,
+            }),
+            options: &[BREAKPOINTS, THREADS],
+            needs_bpf: false,
+            consumers: false,
+            producers_alias: Some("parallelism"),
+        },
+    },
+    &EnableBench {
+        info: Info {
+            name: "breakpoint-enable",
+            description: "disable and enable an inheritable breakpoint held by passive and active threads: perf bench breakpoint enable",
+            metric: Metric::Ops(PerfFormat {
+                collection: "breakpoint",
+                name: "enable",
+                executed: "# Enabled/disabled breakpoint {calls} time with {passive} passive and {active} active threads",
+                per_cpu: false,
+                ops_per_sec: false,
+            }),
+            options: &[PASSIVE, ACTIVE],
+            needs_bpf: false,
+            consumers: false,
+            producers_alias: None,
+        },
+    },
+];
+
+struct ThreadBench {
+    info: Info,
+}
 
 impl Benchmark for ThreadBench {
-    fn name(&self) -> &'static str {
-        "breakpoint-thread"
-    }
-    fn description(&self) -> &'static str {
-        "create and join threads under inheritable hardware breakpoints: perf bench breakpoint thread"
-    }
-    fn options(&self) -> &'static [BenchOption] {
-        &[BREAKPOINTS, THREADS]
-    }
-    fn producers_alias(&self) -> Option<&'static str> {
-        Some("parallelism")
+    fn info(&self) -> &Info {
+        &self.info
     }
 
     fn validate(&self, config: &RunConfig) -> Result<()> {
-        let at_once = config.params.get(THREADS.long) * config.producers as u64;
+        let at_once = config.params.get(&THREADS) * config.producers as u64;
         if at_once > MAX_THREADS_AT_ONCE {
             return Err(Error::usage(format!(
                 "--threads times --producers is {at_once} threads at once; the limit is {MAX_THREADS_AT_ONCE}"
@@ -219,34 +248,11 @@ impl Benchmark for ThreadBench {
     }
 
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
-        let breakpoints = Breakpoints::install(config.params.get(BREAKPOINTS.long) as usize)?;
+        let breakpoints = Breakpoints::install(config.params.get(&BREAKPOINTS) as usize)?;
         Ok(Box::new(ThreadBatches {
             _breakpoints: breakpoints,
-            threads: config.params.get(THREADS.long) as usize,
+            threads: config.params.get(&THREADS) as usize,
         }))
-    }
-
-    fn report_style(&self) -> ReportStyle {
-        ReportStyle::Ops { per_cpu: true }
-    }
-
-    fn report_fixed(&self, config: &RunConfig, run: &FixedRun) -> Vec<String> {
-        let [total, blank] = perf::total_time(run);
-        let usecs = perf::usecs_per_op(run, run.ops);
-        vec![
-            perf::running("breakpoint", "thread"),
-            // perf prints the batch count here, though it says threads.
-            format!(
-                "# Created/joined {} threads with {} breakpoints and {} parallelism",
-                run.calls,
-                config.params.get(BREAKPOINTS.long),
-                config.producers
-            ),
-            total,
-            blank,
-            perf::figure(usecs, "usecs/op"),
-            perf::figure(usecs * config.producers as f64, "usecs/op/cpu"),
-        ]
     }
 }
 
@@ -307,17 +313,13 @@ impl Workload for ThreadBatches {
 
 // --- breakpoint-enable -------------------------------------------------------
 
-struct EnableBench;
+struct EnableBench {
+    info: Info,
+}
 
 impl Benchmark for EnableBench {
-    fn name(&self) -> &'static str {
-        "breakpoint-enable"
-    }
-    fn description(&self) -> &'static str {
-        "disable and enable an inheritable breakpoint held by passive and active threads: perf bench breakpoint enable"
-    }
-    fn options(&self) -> &'static [BenchOption] {
-        &[PASSIVE, ACTIVE]
+    fn info(&self) -> &Info {
+        &self.info
     }
 
     fn validate(&self, config: &RunConfig) -> Result<()> {
@@ -334,29 +336,9 @@ impl Benchmark for EnableBench {
         // or CPU without them is told before anything runs.
         drop(Breakpoints::install(1)?);
         Ok(Box::new(Toggle {
-            passive: config.params.get(PASSIVE.long) as usize,
-            active: config.params.get(ACTIVE.long) as usize,
+            passive: config.params.get(&PASSIVE) as usize,
+            active: config.params.get(&ACTIVE) as usize,
         }))
-    }
-
-    fn report_style(&self) -> ReportStyle {
-        ReportStyle::Ops { per_cpu: false }
-    }
-
-    fn report_fixed(&self, config: &RunConfig, run: &FixedRun) -> Vec<String> {
-        let [total, blank] = perf::total_time(run);
-        vec![
-            perf::running("breakpoint", "enable"),
-            format!(
-                "# Enabled/disabled breakpoint {} time with {} passive and {} active threads",
-                run.calls,
-                config.params.get(PASSIVE.long),
-                config.params.get(ACTIVE.long)
-            ),
-            total,
-            blank,
-            perf::figure(perf::usecs_per_op(run, run.ops), "usecs/op"),
-        ]
     }
 }
 

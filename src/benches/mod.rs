@@ -1,4 +1,9 @@
 //! The benchmark interface and the one registry that lists every benchmark.
+//!
+//! A benchmark is a plain value: an [`Info`] that says what it is and what it
+//! measures, plus whatever its family needs to set it up. Each family lists its
+//! benchmarks in one table (`BENCHES`); [`all`] chains the tables. Nothing here
+//! prints: `report/` turns a benchmark's [`Metric`] into lines.
 
 pub mod breakpoint;
 pub mod syscall;
@@ -8,147 +13,84 @@ pub mod usdt;
 
 use std::collections::BTreeMap;
 
+use crate::config::{BenchOption, Params, RunConfig};
 use crate::error::{Error, Result};
-use crate::report::text;
-use crate::runner::affinity::Affinity;
-use crate::runner::{FixedRun, Workload};
+use crate::runner::Workload;
 
-/// A numeric option that belongs to some benchmarks only (`--trig-batch-iters`,
-/// `--breakpoints`, ...). Every option is accepted by the command line parser;
-/// a benchmark that does not declare it refuses it.
+/// What a benchmark measures, and so which lines report it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BenchOption {
-    pub long: &'static str,
-    pub short: Option<char>,
-    pub value_name: &'static str,
-    pub help: &'static str,
-    pub default: u64,
-    pub min: u64,
-    pub max: u64,
-    /// Why `max` is the limit, when the reason is not obvious ("" if none).
-    pub why_max: &'static str,
-}
-
-/// Values of the chosen benchmark's options, defaults filled in.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Params(BTreeMap<&'static str, u64>);
-
-impl Params {
-    /// The value of a declared option. Asking for an option the benchmark did
-    /// not declare is a programming error, caught by the tests of each family.
-    pub fn get(&self, name: &str) -> u64 {
-        self.0.get(name).copied().unwrap_or_default()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        self.0.iter().map(|(k, v)| (*k, *v))
-    }
-
-    /// Builds the parameters of `bench` from the values given on the command
-    /// line, refusing options the benchmark does not take and values out of range.
-    pub fn resolve(bench: &dyn Benchmark, given: &[(&'static str, u64)]) -> Result<Params> {
-        let mut values: BTreeMap<&'static str, u64> = bench
-            .options()
-            .iter()
-            .map(|o| (o.long, o.default))
-            .collect();
-        for &(name, value) in given {
-            let Some(option) = bench.options().iter().find(|o| o.long == name) else {
-                let takers: Vec<&str> = all()
-                    .filter(|b| b.options().iter().any(|o| o.long == name))
-                    .map(|b| b.name())
-                    .collect();
-                return Err(Error::usage(format!(
-                    "--{name} is not an option of {}; it is taken by {}",
-                    bench.name(),
-                    summarize_names(&takers)
-                )));
-            };
-            if value < option.min || value > option.max {
-                let why = match option.why_max {
-                    "" => String::new(),
-                    why => format!(" ({why})"),
-                };
-                return Err(Error::usage(format!(
-                    "--{name} must be between {} and {} for {}{why}, got {value}",
-                    option.min,
-                    option.max,
-                    bench.name()
-                )));
-            }
-            values.insert(option.long, value);
-        }
-        Ok(Params(values))
-    }
-}
-
-fn summarize_names(names: &[&str]) -> String {
-    match names.len() {
-        0 => "no benchmark".to_string(),
-        1..=4 => names.join(", "),
-        n => format!("{} and {} more", names[..3].join(", "), n - 3),
-    }
-}
-
-/// Everything a run is configured with, after validation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunConfig {
-    pub producers: usize,
-    pub consumers: usize,
-    pub warmup_secs: u32,
-    pub duration_secs: u32,
-    pub affinity: Affinity,
-    /// Fixed-work mode: run exactly this many producer operations in total.
-    pub repeat: Option<u64>,
-    pub params: Params,
-}
-
-impl RunConfig {
-    /// The configuration a bare `bench NAME` would run `bench` with.
-    pub fn defaults(bench: &dyn Benchmark) -> Result<RunConfig> {
-        Ok(RunConfig {
-            producers: 1,
-            consumers: 0,
-            warmup_secs: 1,
-            duration_secs: 5,
-            affinity: Affinity::None,
-            repeat: None,
-            params: Params::resolve(bench, &[])?,
-        })
-    }
-}
-
-/// How a benchmark's results are printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReportStyle {
-    /// The kernel runner's hits/drops lines in M/s.
+pub enum Metric {
+    /// Hits (and drops) counted by a BPF program or the producers: the kernel
+    /// runner's lines in M/s.
     Hits,
-    /// Operations per second with perf bench's usecs/op (and, with
-    /// `per_cpu`, usecs/op/cpu: the time per operation of one producer).
-    Ops { per_cpu: bool },
+    /// Operations per second with `perf bench`'s usecs/op; a fixed run prints
+    /// perf's own block.
+    Ops(PerfFormat),
 }
 
-/// A benchmark: a description, its options, and how to set it up.
-pub trait Benchmark: Sync {
-    fn name(&self) -> &'static str;
+/// How `perf bench` reports one of its benchmarks, as data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerfFormat {
+    /// `# Running 'COLLECTION/NAME' benchmark:`
+    pub collection: &'static str,
+    pub name: &'static str,
+    /// The line under it. `{ops}`, `{calls}` and `{producers}` are the fixed
+    /// run's operations, calls and producers; `{OPTION}` is the value of the
+    /// benchmark's option of that long name.
+    pub executed: &'static str,
+    /// perf's `usecs/op/cpu`: one producer's time per operation (also in the
+    /// timed summary).
+    pub per_cpu: bool,
+    /// perf's `ops/sec` line.
+    pub ops_per_sec: bool,
+}
 
+/// What every benchmark declares, as data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Info {
+    pub name: &'static str,
     /// One line for `--list`.
-    fn description(&self) -> &'static str;
-
+    pub description: &'static str,
+    pub metric: Metric,
     /// The benchmark's own options.
-    fn options(&self) -> &'static [BenchOption] {
-        &[]
+    pub options: &'static [BenchOption],
+    /// Set-up loads BPF programs (and so needs privileges).
+    pub needs_bpf: bool,
+    /// The benchmark has a consumer body (`-c`).
+    pub consumers: bool,
+    /// Another name its users know `--producers` by (perf's `--parallelism`).
+    pub producers_alias: Option<&'static str>,
+}
+
+impl Info {
+    /// A benchmark of the kernel runner's kind: hits, no options, no BPF.
+    pub const fn hits(name: &'static str, description: &'static str) -> Info {
+        Info {
+            name,
+            description,
+            metric: Metric::Hits,
+            options: &[],
+            needs_bpf: false,
+            consumers: false,
+            producers_alias: None,
+        }
     }
 
-    /// Whether the benchmark has a consumer body (`-c`).
-    fn has_consumers(&self) -> bool {
-        false
+    pub const fn bpf(self) -> Info {
+        Info {
+            needs_bpf: true,
+            ..self
+        }
     }
 
-    /// Whether set-up loads BPF programs (and so needs CAP_BPF/CAP_PERFMON).
-    fn needs_bpf(&self) -> bool {
-        false
+    pub const fn options(self, options: &'static [BenchOption]) -> Info {
+        Info { options, ..self }
     }
+}
+
+/// A benchmark: what it is, and how to set it up.
+pub trait Benchmark: Sync {
+    fn info(&self) -> &Info;
 
     /// Checks of the configuration that go beyond each option's range.
     fn validate(&self, _config: &RunConfig) -> Result<()> {
@@ -158,24 +100,38 @@ pub trait Benchmark: Sync {
     /// Loads and attaches what the benchmark needs. Dropping the workload
     /// detaches and unloads everything.
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>>;
+}
 
-    fn report_style(&self) -> ReportStyle {
-        ReportStyle::Hits
+impl dyn Benchmark + '_ {
+    pub fn name(&self) -> &'static str {
+        self.info().name
+    }
+    pub fn description(&self) -> &'static str {
+        self.info().description
+    }
+    pub fn metric(&self) -> Metric {
+        self.info().metric
+    }
+    pub fn options(&self) -> &'static [BenchOption] {
+        self.info().options
+    }
+    pub fn needs_bpf(&self) -> bool {
+        self.info().needs_bpf
+    }
+    pub fn has_consumers(&self) -> bool {
+        self.info().consumers
+    }
+    pub fn producers_alias(&self) -> Option<&'static str> {
+        self.info().producers_alias
     }
 
-    /// The report of a fixed-work (`--repeat`) run: all that run prints.
-    fn report_fixed(&self, config: &RunConfig, run: &FixedRun) -> Vec<String> {
-        text::fixed_lines(self.name(), run, config.producers)
-    }
-
-    /// Another name the benchmark's users know `--producers` by (perf's
-    /// `--parallelism`), accepted for this benchmark only.
-    fn producers_alias(&self) -> Option<&'static str> {
-        None
+    /// The configuration a bare `bench NAME` runs this benchmark with.
+    pub fn default_config(&self) -> Result<RunConfig> {
+        Ok(RunConfig::defaults(resolve_params(self, &[])?))
     }
 }
 
-/// Every benchmark, in `--list` order. Add a family with one line here.
+/// Every benchmark, in `--list` order: one line per family.
 pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
     [
         uprobe::BENCHES,
@@ -191,6 +147,52 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
 
 pub fn find(name: &str) -> Option<&'static dyn Benchmark> {
     all().find(|b| b.name() == name)
+}
+
+/// Builds the parameters of `bench` from the values given on the command
+/// line, refusing options the benchmark does not take and values out of range.
+pub fn resolve_params(bench: &dyn Benchmark, given: &[(&'static str, u64)]) -> Result<Params> {
+    let mut values: BTreeMap<&'static str, u64> = bench
+        .options()
+        .iter()
+        .map(|o| (o.long, o.default))
+        .collect();
+    for &(name, value) in given {
+        let Some(option) = bench.options().iter().find(|o| o.long == name) else {
+            let takers: Vec<&str> = all()
+                .filter(|b| b.options().iter().any(|o| o.long == name))
+                .map(|b| b.name())
+                .collect();
+            return Err(Error::usage(format!(
+                "--{name} is not an option of {}; it is taken by {}",
+                bench.name(),
+                summarize_names(&takers)
+            )));
+        };
+        if value < option.min || value > option.max {
+            let why = match option.why_max {
+                "" => String::new(),
+                why => format!(" ({why})"),
+            };
+            return Err(Error::usage(format!(
+                "--{name} must be between {} and {} for {}{why}, got {value}",
+                option.min,
+                option.max,
+                bench.name()
+            )));
+        }
+        values.insert(option.long, value);
+    }
+    Ok(Params::new(values))
+}
+
+/// A few names for a message: all of them, or the first three and a count.
+pub fn summarize_names(names: &[&str]) -> String {
+    match names.len() {
+        0 => "no benchmark".to_string(),
+        1..=4 => names.join(", "),
+        n => format!("{} and {} more", names[..3].join(", "), n - 3),
+    }
 }
 
 /// Every distinct benchmark option, for the command line parser.

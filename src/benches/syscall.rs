@@ -2,64 +2,88 @@
 
 use std::ffi::CString;
 
-use super::{Benchmark, ReportStyle, RunConfig};
+use super::{Benchmark, Info, Metric, PerfFormat};
+use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::report::perf;
-use crate::runner::{FixedRun, ProducerCtx, Workload};
+use crate::runner::{ProducerCtx, Workload};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
-    &SyscallBench {
-        call: Call::Getppid,
-    },
-    &SyscallBench {
-        call: Call::Getpgid,
-    },
-    &SyscallBench { call: Call::Fork },
-    &SyscallBench { call: Call::Execve },
+    &syscall(
+        "syscall-basic",
+        "basic",
+        "# Executed {ops} getppid() calls",
+        Call::Simple(libc::SYS_getppid),
+        "getppid(2) in a loop, as perf bench syscall basic",
+    ),
+    &syscall(
+        "syscall-getpgid",
+        "getpgid",
+        "# Executed {ops} getpgid() calls",
+        Call::Simple(libc::SYS_getpgid),
+        "getpgid(2) in a loop, as perf bench syscall getpgid",
+    ),
+    &syscall(
+        "syscall-fork",
+        "fork",
+        "# Executed {ops} fork() calls",
+        Call::Fork,
+        "fork(2), the child exits at once, the parent waits: perf bench syscall fork",
+    ),
+    &syscall(
+        "syscall-execve",
+        "execve",
+        "# Executed {ops} execve() calls",
+        Call::Execve,
+        "fork(2) and the child execs /bin/true, the parent waits: perf bench syscall execve",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Call {
-    Getppid,
-    Getpgid,
+    /// A syscall without side effects, by number.
+    Simple(libc::c_long),
     Fork,
     Execve,
 }
 
 struct SyscallBench {
+    info: Info,
     call: Call,
+}
+
+const fn syscall(
+    name: &'static str,
+    perf_name: &'static str,
+    executed: &'static str,
+    call: Call,
+    description: &'static str,
+) -> SyscallBench {
+    SyscallBench {
+        info: Info {
+            metric: Metric::Ops(PerfFormat {
+                collection: "syscall",
+                name: perf_name,
+                executed,
+                per_cpu: false,
+                ops_per_sec: true,
+            }),
+            ..Info::hits(name, description)
+        },
+        call,
+    }
 }
 
 /// What the child of `syscall-execve` runs.
 const EXECVE_PATH: &str = "/bin/true";
 
 impl Benchmark for SyscallBench {
-    fn name(&self) -> &'static str {
-        match self.call {
-            Call::Getppid => "syscall-basic",
-            Call::Getpgid => "syscall-getpgid",
-            Call::Fork => "syscall-fork",
-            Call::Execve => "syscall-execve",
-        }
-    }
-
-    fn description(&self) -> &'static str {
-        match self.call {
-            Call::Getppid => "getppid(2) in a loop, as perf bench syscall basic",
-            Call::Getpgid => "getpgid(2) in a loop, as perf bench syscall getpgid",
-            Call::Fork => {
-                "fork(2), the child exits at once, the parent waits: perf bench syscall fork"
-            }
-            Call::Execve => {
-                "fork(2) and the child execs /bin/true, the parent waits: perf bench syscall execve"
-            }
-        }
+    fn info(&self) -> &Info {
+        &self.info
     }
 
     fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
         Ok(match self.call {
-            Call::Getppid => Box::new(Simple(libc::SYS_getppid)),
-            Call::Getpgid => Box::new(Simple(libc::SYS_getpgid)),
+            Call::Simple(nr) => Box::new(Simple(nr)),
             Call::Fork => Box::new(Fork { exec: None }),
             Call::Execve => {
                 let path = CString::new(EXECVE_PATH).map_err(|e| Error::setup(e.to_string()))?;
@@ -71,28 +95,6 @@ impl Benchmark for SyscallBench {
                 Box::new(Fork { exec: Some(path) })
             }
         })
-    }
-
-    fn report_style(&self) -> ReportStyle {
-        ReportStyle::Ops { per_cpu: false }
-    }
-
-    fn report_fixed(&self, _config: &RunConfig, run: &FixedRun) -> Vec<String> {
-        let (name, call) = match self.call {
-            Call::Getppid => ("basic", "getppid()"),
-            Call::Getpgid => ("getpgid", "getpgid()"),
-            Call::Fork => ("fork", "fork()"),
-            Call::Execve => ("execve", "execve()"),
-        };
-        let [total, blank] = perf::total_time(run);
-        vec![
-            perf::running("syscall", name),
-            format!("# Executed {} {call} calls", run.ops),
-            total,
-            blank,
-            perf::figure(perf::usecs_per_op(run, run.ops), "usecs/op"),
-            perf::ops_per_sec(run, run.ops),
-        ]
     }
 }
 

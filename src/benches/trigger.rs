@@ -6,12 +6,13 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::path::Path;
 
 use libbpf_rs::libbpf_sys;
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{Link, OpenProgramMut, ProgramMut};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::Link;
 
-use super::{BenchOption, Benchmark, RunConfig};
+use super::{Benchmark, Info};
 use crate::bpf::skel::trigger::{TriggerSkel, TriggerSkelBuilder};
 use crate::bpf::{self, HitCounters};
+use crate::config::{BenchOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::kernel;
 use crate::runner::{Counts, ProducerCtx, Workload};
@@ -27,210 +28,159 @@ pub const BATCH_ITERS: BenchOption = BenchOption {
     why_max: "",
 };
 
+/// The driver programs of `bpf/trigger.bpf.c`, by what they call in their loop.
+/// Nothing: the driver counts itself.
+const DRIVE_COUNT: &str = "drive_count";
+/// The bpf_get_numa_node_id helper.
+const DRIVE_HELPER: &str = "drive_helper";
+/// The bpf_modify_return_test_tp kfunc, which fires bpf_trigger_tp.
+const DRIVE_KFUNC: &str = "drive_kfunc";
+
+/// A counting program of `bpf/trigger.bpf.c` and how the kernel may refuse it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Probe {
+    program: &'static str,
+    /// For messages: "the kprobe".
+    what: &'static str,
+    class: Class,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    /// A classic tracepoint: its id comes from tracefs.
+    Tracepoint,
+    RawTracepoint,
+    /// fentry, fexit, fmod_ret: refused under lockdown or by an LSM.
+    Tracing,
+    Kprobe {
+        multi: bool,
+    },
+}
+
+const fn counter(program: &'static str, what: &'static str, class: Class) -> Option<Probe> {
+    Some(Probe {
+        program,
+        what,
+        class,
+    })
+}
+
 pub static BENCHES: &[&dyn Benchmark] = &[
     &trigger(
         "trig-kernel-count",
-        Driver::Count,
-        Probe::None,
+        DRIVE_COUNT,
+        None,
         "the driver counts in BPF, nothing probed: the in-kernel baseline",
     ),
     &trigger(
         "trig-fentry",
-        Driver::Helper,
-        Probe::Fentry,
+        DRIVE_HELPER,
+        counter("count_fentry", "the fentry program", Class::Tracing),
         "fentry program on bpf_get_numa_node_id",
     ),
     &trigger(
         "trig-fexit",
-        Driver::Helper,
-        Probe::Fexit,
+        DRIVE_HELPER,
+        counter("count_fexit", "the fexit program", Class::Tracing),
         "fexit program on bpf_get_numa_node_id",
     ),
     &trigger(
         "trig-fmodret",
-        Driver::Kfunc,
-        Probe::Fmodret,
+        DRIVE_KFUNC,
+        counter("count_fmodret", "the fmod_ret program", Class::Tracing),
         "fmod_ret program on the bpf_modify_return_test_tp kfunc",
     ),
     &trigger(
         "trig-rawtp",
-        Driver::Kfunc,
-        Probe::RawTp,
+        DRIVE_KFUNC,
+        counter(
+            "count_rawtp",
+            "the raw tracepoint program",
+            Class::RawTracepoint,
+        ),
         "raw tracepoint program on bpf_trigger_tp",
     ),
     &trigger(
         "trig-tp",
-        Driver::Kfunc,
-        Probe::Tp,
+        DRIVE_KFUNC,
+        counter("count_tp", "the tracepoint program", Class::Tracepoint),
         "tracepoint program on bpf_test_run:bpf_trigger_tp",
     ),
     &trigger(
         "trig-kprobe",
-        Driver::Helper,
-        Probe::Kprobe,
+        DRIVE_HELPER,
+        counter("count_kprobe", "the kprobe", Class::Kprobe { multi: false }),
         "kprobe on bpf_get_numa_node_id",
     ),
     &trigger(
         "trig-kretprobe",
-        Driver::Helper,
-        Probe::Kretprobe,
+        DRIVE_HELPER,
+        counter(
+            "count_kretprobe",
+            "the kretprobe",
+            Class::Kprobe { multi: false },
+        ),
         "kretprobe on bpf_get_numa_node_id",
     ),
     &trigger(
         "trig-kprobe-multi",
-        Driver::Helper,
-        Probe::KprobeMulti,
+        DRIVE_HELPER,
+        counter(
+            "count_kprobe_multi",
+            "the kprobe-multi link",
+            Class::Kprobe { multi: true },
+        ),
         "kprobe-multi link on bpf_get_numa_node_id",
     ),
     &trigger(
         "trig-kretprobe-multi",
-        Driver::Helper,
-        Probe::KretprobeMulti,
+        DRIVE_HELPER,
+        counter(
+            "count_kretprobe_multi",
+            "the kretprobe-multi link",
+            Class::Kprobe { multi: true },
+        ),
         "kretprobe-multi link on bpf_get_numa_node_id",
     ),
 ];
 
-/// What the driver program calls in its loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Driver {
-    /// Nothing: it counts itself.
-    Count,
-    /// The bpf_get_numa_node_id helper.
-    Helper,
-    /// The bpf_modify_return_test_tp kfunc, which fires bpf_trigger_tp.
-    Kfunc,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Probe {
-    None,
-    Tp,
-    RawTp,
-    Fmodret,
-    Fentry,
-    Fexit,
-    Kprobe,
-    Kretprobe,
-    KprobeMulti,
-    KretprobeMulti,
-}
-
-impl Probe {
-    fn what(self) -> &'static str {
-        match self {
-            Probe::None => "nothing",
-            Probe::Tp => "the tracepoint program",
-            Probe::RawTp => "the raw tracepoint program",
-            Probe::Fmodret => "the fmod_ret program",
-            Probe::Fentry => "the fentry program",
-            Probe::Fexit => "the fexit program",
-            Probe::Kprobe => "the kprobe",
-            Probe::Kretprobe => "the kretprobe",
-            Probe::KprobeMulti => "the kprobe-multi link",
-            Probe::KretprobeMulti => "the kretprobe-multi link",
-        }
-    }
-
-    fn is_tracing(self) -> bool {
-        matches!(self, Probe::Fentry | Probe::Fexit | Probe::Fmodret)
-    }
-
-    fn is_kprobe(self) -> bool {
-        matches!(
-            self,
-            Probe::Kprobe | Probe::Kretprobe | Probe::KprobeMulti | Probe::KretprobeMulti
-        )
-    }
-}
-
 struct KernelTrigger {
-    name: &'static str,
-    description: &'static str,
-    driver: Driver,
-    probe: Probe,
+    info: Info,
+    /// The driver program's name.
+    driver: &'static str,
+    /// The counting program; none for the baseline, whose driver counts.
+    probe: Option<Probe>,
 }
 
 const fn trigger(
     name: &'static str,
-    driver: Driver,
-    probe: Probe,
+    driver: &'static str,
+    probe: Option<Probe>,
     description: &'static str,
 ) -> KernelTrigger {
     KernelTrigger {
-        name,
-        description,
+        info: Info::hits(name, description).bpf().options(&[BATCH_ITERS]),
         driver,
         probe,
     }
 }
 
-/// The programs of `skel` that a benchmark turns on, by role.
-fn driver_prog<'a, 'obj>(
-    progs: &'a mut crate::bpf::skel::trigger::OpenTriggerProgs<'obj>,
-    driver: Driver,
-) -> &'a mut OpenProgramMut<'obj> {
-    match driver {
-        Driver::Count => &mut progs.drive_count,
-        Driver::Helper => &mut progs.drive_helper,
-        Driver::Kfunc => &mut progs.drive_kfunc,
-    }
-}
-
-fn probe_prog<'a, 'obj>(
-    progs: &'a mut crate::bpf::skel::trigger::OpenTriggerProgs<'obj>,
-    probe: Probe,
-) -> Option<&'a mut OpenProgramMut<'obj>> {
-    Some(match probe {
-        Probe::None => return None,
-        Probe::Tp => &mut progs.count_tp,
-        Probe::RawTp => &mut progs.count_rawtp,
-        Probe::Fmodret => &mut progs.count_fmodret,
-        Probe::Fentry => &mut progs.count_fentry,
-        Probe::Fexit => &mut progs.count_fexit,
-        Probe::Kprobe => &mut progs.count_kprobe,
-        Probe::Kretprobe => &mut progs.count_kretprobe,
-        Probe::KprobeMulti => &mut progs.count_kprobe_multi,
-        Probe::KretprobeMulti => &mut progs.count_kretprobe_multi,
-    })
-}
-
-fn loaded_prog<'a, 'obj>(
-    skel: &'a TriggerSkel<'obj>,
-    probe: Probe,
-) -> Option<&'a ProgramMut<'obj>> {
-    let progs = &skel.progs;
-    Some(match probe {
-        Probe::None => return None,
-        Probe::Tp => &progs.count_tp,
-        Probe::RawTp => &progs.count_rawtp,
-        Probe::Fmodret => &progs.count_fmodret,
-        Probe::Fentry => &progs.count_fentry,
-        Probe::Fexit => &progs.count_fexit,
-        Probe::Kprobe => &progs.count_kprobe,
-        Probe::Kretprobe => &progs.count_kretprobe,
-        Probe::KprobeMulti => &progs.count_kprobe_multi,
-        Probe::KretprobeMulti => &progs.count_kretprobe_multi,
-    })
-}
-
 impl KernelTrigger {
     /// Why the kernel refused to load this benchmark's programs.
     fn load_refused(&self, err: &libbpf_rs::Error) -> Error {
-        if self.probe.is_tracing() && bpf::errno(err) == Some(libc::EPERM) {
+        let Some(probe) = self.probe else {
+            return bpf::load_error("the driver program", err);
+        };
+        if probe.class == Class::Tracing && bpf::errno(err) == Some(libc::EPERM) {
             return Error::unsupported("tracing programs are refused (EPERM: lockdown or an LSM)");
         }
-        let what = match self.probe {
-            Probe::None => "the driver program".to_string(),
-            probe => format!("{} or its driver", probe.what()),
-        };
-        bpf::load_error(&what, err)
+        bpf::load_error(&format!("{} or its driver", probe.what), err)
     }
 
     /// Why the kernel refused to attach, with the kernel's configuration as
     /// the witness where it explains the refusal.
-    fn attach_refused(&self, err: &libbpf_rs::Error) -> Error {
-        if self.probe.is_kprobe() {
-            let multi = matches!(self.probe, Probe::KprobeMulti | Probe::KretprobeMulti);
+    fn attach_refused(&self, probe: Probe, err: &libbpf_rs::Error) -> Error {
+        if let Class::Kprobe { multi } = probe.class {
             if multi && kernel::config_is_off("CONFIG_FPROBE") {
                 return Error::unsupported(
                     "kprobe-multi links not available (CONFIG_FPROBE is not set)",
@@ -243,27 +193,18 @@ impl KernelTrigger {
                 return Error::unsupported("kprobes not available (no kprobe PMU)");
             }
         }
-        bpf::attach_error(self.probe.what(), err)
+        bpf::attach_error(probe.what, err)
     }
 }
 
 impl Benchmark for KernelTrigger {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn description(&self) -> &'static str {
-        self.description
-    }
-    fn options(&self) -> &'static [BenchOption] {
-        &[BATCH_ITERS]
-    }
-    fn needs_bpf(&self) -> bool {
-        true
+    fn info(&self) -> &Info {
+        &self.info
     }
 
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
-        let batch = config.params.get(BATCH_ITERS.long);
-        if self.probe == Probe::Tp {
+        let batch = config.params.get(&BATCH_ITERS);
+        if self.probe.is_some_and(|p| p.class == Class::Tracepoint) {
             kernel::ensure_tracefs().map_err(Error::unsupported)?;
         }
         let mut open = TriggerSkelBuilder::default()
@@ -276,22 +217,36 @@ impl Benchmark for KernelTrigger {
             .ok_or_else(|| Error::setup("the trigger object has no .rodata"))?;
         rodata.batch_iters = u32::try_from(batch)
             .map_err(|_| Error::usage(format!("--trig-batch-iters {batch} is too large")))?;
-        driver_prog(&mut open.progs, self.driver).set_autoload(true);
-        if let Some(prog) = probe_prog(&mut open.progs, self.probe) {
-            prog.set_autoload(true);
+        // Every program is off by default: turn on this benchmark's two.
+        let wanted = |name: &std::ffi::OsStr| {
+            name == self.driver || self.probe.is_some_and(|p| name == p.program)
+        };
+        for mut prog in open.open_object_mut().progs_mut() {
+            if wanted(prog.name()) {
+                prog.set_autoload(true);
+            }
         }
         let skel = open.load().map_err(|e| self.load_refused(&e))?;
 
-        let link = match loaded_prog(&skel, self.probe) {
-            Some(prog) => Some(prog.attach().map_err(|e| self.attach_refused(&e))?),
+        let find = |name: &str| {
+            skel.object()
+                .progs_mut()
+                .find(|p| p.name() == name)
+                .ok_or_else(|| Error::setup(format!("the trigger object has no program {name}")))
+        };
+        let link = match self.probe {
+            Some(probe) => Some(
+                find(probe.program)?
+                    .attach()
+                    .map_err(|e| self.attach_refused(probe, &e))?,
+            ),
             None => None,
         };
-        let driver_fd = match self.driver {
-            Driver::Count => skel.progs.drive_count.as_fd().as_raw_fd(),
-            Driver::Helper => skel.progs.drive_helper.as_fd().as_raw_fd(),
-            Driver::Kfunc => skel.progs.drive_kfunc.as_fd().as_raw_fd(),
-        };
-        let hits = HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))?;
+        let driver_fd = find(self.driver)?.as_fd().as_raw_fd();
+        // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
+        // the workload beside the counters, dropped after them.
+        let hits =
+            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
         Ok(Box::new(DrivenTrigger {
             _link: link,
             hits,

@@ -6,16 +6,29 @@ use std::path::Path;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, UprobeMultiOpts, UprobeOpts};
 
-use super::{Benchmark, RunConfig};
+use super::{Benchmark, Info};
 use crate::bpf::skel::uprobe::UprobeSkelBuilder;
 use crate::bpf::{self, HitCounters};
+use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::runner::{Counts, ProducerCtx, Workload};
 use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
-    &UsermodeCount,
-    &SyscallCount,
+    &Baseline {
+        info: Info::hits(
+            "trig-usermode-count",
+            "call the nop target and count in user space, no probe: the harness's ceiling",
+        ),
+        work: Work::CallNop,
+    },
+    &Baseline {
+        info: Info::hits(
+            "trig-syscall-count",
+            "call getpgid(2) and count in user space: the syscall baseline",
+        ),
+        work: Work::Getpgid,
+    },
     &probe(
         "trig-uprobe-nop",
         Attach::Uprobe,
@@ -114,53 +127,40 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     ),
 ];
 
-/// `trig-usermode-count`: the harness's own ceiling.
-struct UsermodeCount;
+/// A baseline: producers do `work` and count in user space, nothing probed.
+struct Baseline {
+    info: Info,
+    work: Work,
+}
 
-impl Benchmark for UsermodeCount {
-    fn name(&self) -> &'static str {
-        "trig-usermode-count"
-    }
-    fn description(&self) -> &'static str {
-        "call the nop target and count in user space, no probe: the harness's ceiling"
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    /// Call the nop target: the harness's ceiling.
+    CallNop,
+    /// getpgid(0), the cheapest syscall: the usual baseline.
+    Getpgid,
+}
+
+impl Benchmark for Baseline {
+    fn info(&self) -> &Info {
+        &self.info
     }
     fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(CallNop))
+        Ok(Box::new(self.work))
     }
 }
 
-struct CallNop;
-
-impl Workload for CallNop {
+impl Workload for Work {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
-        ctx.run(targets::call_nop);
-        Ok(())
-    }
-}
-
-/// `trig-syscall-count`: the cost of the cheapest syscall, the usual baseline.
-struct SyscallCount;
-
-impl Benchmark for SyscallCount {
-    fn name(&self) -> &'static str {
-        "trig-syscall-count"
-    }
-    fn description(&self) -> &'static str {
-        "call getpgid(2) and count in user space: the syscall baseline"
-    }
-    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(CallGetpgid))
-    }
-}
-
-struct CallGetpgid;
-
-impl Workload for CallGetpgid {
-    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
-        // SAFETY: getpgid(0) only reads the caller's process group.
-        ctx.run(|| unsafe {
-            libc::syscall(libc::SYS_getpgid, 0);
-        });
+        // One loop per kind, each with its operation inlined: the cheapest
+        // operations must not pay for an indirect call.
+        match self {
+            Work::CallNop => ctx.run(targets::call_nop),
+            // SAFETY: getpgid(0) only reads the caller's process group.
+            Work::Getpgid => ctx.run(|| unsafe {
+                libc::syscall(libc::SYS_getpgid, 0);
+            }),
+        }
         Ok(())
     }
 }
@@ -192,8 +192,7 @@ impl Attach {
 
 /// A BPF program that only counts, on one target, attached one way.
 struct UprobeBench {
-    name: &'static str,
-    description: &'static str,
+    info: Info,
     attach: Attach,
     target: Target,
 }
@@ -205,22 +204,15 @@ const fn probe(
     description: &'static str,
 ) -> UprobeBench {
     UprobeBench {
-        name,
-        description,
+        info: Info::hits(name, description).bpf(),
         attach,
         target,
     }
 }
 
 impl Benchmark for UprobeBench {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn description(&self) -> &'static str {
-        self.description
-    }
-    fn needs_bpf(&self) -> bool {
-        true
+    fn info(&self) -> &Info {
+        &self.info
     }
 
     fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
@@ -264,7 +256,10 @@ impl Benchmark for UprobeBench {
         }
         .map_err(|e| bpf::attach_error(self.attach.what(), &e))?;
 
-        let hits = HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))?;
+        // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
+        // the workload beside the counters, dropped after them.
+        let hits =
+            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
         Ok(Box::new(ProbedTarget {
             _link: link,
             hits,

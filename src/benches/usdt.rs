@@ -6,41 +6,33 @@ use std::path::Path;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
 use super::uprobe::ProbedTarget;
-use super::{Benchmark, RunConfig};
+use super::{Benchmark, Info};
 use crate::bpf::skel::usdt::UsdtSkelBuilder;
 use crate::bpf::{self, HitCounters};
+use crate::config::RunConfig;
 use crate::error::Result;
 use crate::runner::Workload;
 use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &UsdtBench {
-        name: "trig-usdt-nop",
-        description: "USDT probe whose site is a nop",
+        info: Info::hits("trig-usdt-nop", "USDT probe whose site is a nop").bpf(),
         target: Target::UsdtNop,
     },
     &UsdtBench {
-        name: "trig-usdt-nop5",
-        description: "USDT probe whose site is a 5-byte nop",
+        info: Info::hits("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop").bpf(),
         target: Target::UsdtNop5,
     },
 ];
 
 struct UsdtBench {
-    name: &'static str,
-    description: &'static str,
+    info: Info,
     target: Target,
 }
 
 impl Benchmark for UsdtBench {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn description(&self) -> &'static str {
-        self.description
-    }
-    fn needs_bpf(&self) -> bool {
-        true
+    fn info(&self) -> &Info {
+        &self.info
     }
 
     fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
@@ -59,7 +51,10 @@ impl Benchmark for UsdtBench {
             .count_usdt
             .attach_usdt(-1, exe, Target::USDT_PROVIDER, self.target.name())
             .map_err(|e| bpf::attach_error("the USDT probe", &e))?;
-        let hits = HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))?;
+        // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
+        // the workload beside the counters, dropped after them.
+        let hits =
+            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
         Ok(Box::new(ProbedTarget {
             _link: link,
             hits,

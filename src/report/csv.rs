@@ -1,13 +1,11 @@
 //! The CSV exporter: `#` comment lines with the context, a header, one row per
 //! sample, one per summary and one per fixed-work result.
 
-use std::fmt::Write as _;
-use std::path::Path;
-
 use crate::error::Result;
 use crate::results::ResultFile;
+use std::fmt::Write as _;
 
-use super::write_atomically;
+use super::Exporter;
 
 pub const HEADER: &str = "benchmark,sweep_param,sweep_value,kind,iteration,elapsed_ns,late_ns,\
 calls,ops,hits,drops,warmup,hits_mean,hits_sd,drops_mean,drops_sd,per_producer,latency_ns,\
@@ -80,6 +78,14 @@ pub fn render(result: &ResultFile) -> String {
     out
 }
 
-pub fn write(path: &Path, result: &ResultFile) -> Result<()> {
-    write_atomically(path, render(result).as_bytes())
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn flag(&self) -> &'static str {
+        "--csv"
+    }
+
+    fn render(&self, result: &ResultFile) -> Result<Vec<u8>> {
+        Ok(render(result).into_bytes())
+    }
 }

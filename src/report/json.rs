@@ -1,12 +1,18 @@
-//! The JSON exporter: the whole result file, to a file or to stdout.
-
-use std::path::Path;
+//! The JSON exporter: the whole result file.
 
 use crate::error::Result;
 use crate::results::ResultFile;
 
-use super::write_atomically;
+use super::Exporter;
 
-pub fn write(path: &Path, result: &ResultFile) -> Result<()> {
-    write_atomically(path, result.to_json().as_bytes())
+pub struct Json;
+
+impl Exporter for Json {
+    fn flag(&self) -> &'static str {
+        "--json"
+    }
+
+    fn render(&self, result: &ResultFile) -> Result<Vec<u8>> {
+        Ok(result.to_json().into_bytes())
+    }
 }

@@ -1,11 +1,14 @@
-//! Reports: the kernel runner's text format, perf bench's, the console (lines
-//! and progress bar), and the exporters (JSON, CSV, SVG plot), one module each.
+//! Reports: the one [`reporter::Reporter`] that prints a run's lines (the
+//! kernel runner's text format, perf bench's), the console (lines and progress
+//! bar), and the exporters of a result (JSON, CSV, SVG plot) behind one trait,
+//! one module each. No output line is built outside this module.
 
 pub mod console;
 pub mod csv;
 pub mod json;
 pub mod perf;
 pub mod plot;
+pub mod reporter;
 pub mod text;
 
 use std::fs;
@@ -13,6 +16,21 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::results::ResultFile;
+
+/// One output format of a kept result.
+pub trait Exporter {
+    /// The flag that asks for it, for messages.
+    fn flag(&self) -> &'static str;
+
+    /// The whole result in this format.
+    fn render(&self, result: &ResultFile) -> Result<Vec<u8>>;
+
+    /// Writes the result to `path`, whole or not at all.
+    fn export(&self, result: &ResultFile, path: &Path) -> Result<()> {
+        write_atomically(path, &self.render(result)?)
+    }
+}
 
 /// Writes `bytes` to `path` whole or not at all: into a temporary file in the
 /// same directory, synced, then renamed over `path`.

@@ -2,13 +2,13 @@
 //! ± sd error bars and, for producers, the ideal linear scaling. Text is left
 //! to the SVG viewer, so no fonts are needed here.
 
-use std::path::Path;
-
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::results::ResultFile;
 
-use super::{scaled, write_atomically};
+use super::reporter::Reporter;
+use super::{scaled, Exporter};
 
 /// One swept value and its measured rate (events per second).
 pub struct Point {
@@ -119,6 +119,36 @@ pub fn render(
     Ok(svg)
 }
 
-pub fn write(path: &Path, svg: &str) -> Result<()> {
-    write_atomically(path, svg.as_bytes())
+/// The SVG exporter: the sweep of a result, its headline rate by the swept value.
+pub struct Svg {
+    pub reporter: Reporter,
+}
+
+impl Exporter for Svg {
+    fn flag(&self) -> &'static str {
+        "--plot"
+    }
+
+    fn render(&self, result: &ResultFile) -> Result<Vec<u8>> {
+        let sweep = result
+            .sweep
+            .as_ref()
+            .ok_or_else(|| Error::usage("--plot draws a sweep: give --sweep PARAM=LIST too"))?;
+        let points: Vec<Point> = result
+            .runs
+            .iter()
+            .filter_map(|run| {
+                let rate = self.reporter.headline(run.summary.as_ref()?);
+                Some(Point {
+                    value: run.sweep_value?,
+                    mean: rate.mean,
+                    sd: rate.sd,
+                })
+            })
+            .collect();
+        let what = self.reporter.counted();
+        let title = format!("{}: {what} per second by {}", result.benchmark, sweep.param);
+        let producers = matches!(sweep.param.as_str(), "producers" | "parallelism");
+        Ok(render(&title, &sweep.param, what, &points, producers)?.into_bytes())
+    }
 }

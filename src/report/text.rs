@@ -2,8 +2,7 @@
 //! `tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-`: keep the field layout.
 
 use super::{rate_with_sd, scaled};
-use crate::benches::ReportStyle;
-use crate::runner::FixedRun;
+use crate::runner::{FixedRun, Phase};
 use crate::stats::{MeanSd, Sample, Summary};
 
 fn mega(per_sec: f64) -> f64 {
@@ -122,15 +121,6 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String>
     ]
 }
 
-/// The rate a benchmark is judged by: hits for the trigger families, all
-/// operations for the perf family.
-pub fn headline(summary: &Summary, style: ReportStyle) -> MeanSd {
-    match style {
-        ReportStyle::Hits => summary.hits,
-        ReportStyle::Ops { .. } => summary.total,
-    }
-}
-
 /// The table after a sweep: each value's rate, per-producer rate, the rate
 /// relative to the first value and, for producers, the scaling efficiency.
 pub fn sweep_table(
@@ -167,6 +157,35 @@ pub fn sweep_table(
         lines.push(line);
     }
     lines
+}
+
+/// The warning for more threads than CPUs.
+pub fn oversubscribed_warning(threads: usize, cpus: usize) -> String {
+    format!("warning: {threads} threads on {cpus} online CPUs share them: the rates will show it")
+}
+
+/// What an interrupted run tells the user, once its report is out: `done`
+/// runs of `points` (sweep points) were recorded, the last stopped in `phase`.
+pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize) -> String {
+    let by = format!("interrupted by {signal}");
+    let point = match points {
+        1 => String::new(),
+        n => format!(" (sweep point {} of {n})", done.max(1)),
+    };
+    match phase {
+        Phase::Between if done == 0 => format!("{by} before the first run: nothing was measured"),
+        Phase::Between => format!("{by} after {done} of {points} sweep points"),
+        Phase::SetUp => format!("{by} during set-up{point}: nothing was measured"),
+        Phase::WarmUp | Phase::Measuring { measured: 0, .. } => {
+            format!("{by} during warm-up{point}: nothing was measured")
+        }
+        Phase::Measuring { measured, of } => format!(
+            "{by} after {measured} of {of} measured iterations{point}: the summary above is partial"
+        ),
+        Phase::Fixed { done: calls, of } => {
+            format!("{by} after {calls} of {of} calls{point}: the report above is partial")
+        }
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,25 @@ use crate::interrupt;
 use crate::stats::Sample;
 use affinity::{pin_current_thread, Placement};
 
+/// Where a run was when an interrupt stopped it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Before a run started (between sweep points).
+    Between,
+    SetUp,
+    WarmUp,
+    /// `measured` of `of` measured iterations were done.
+    Measuring {
+        measured: usize,
+        of: u32,
+    },
+    /// A fixed-work run had done `done` of `of` calls.
+    Fixed {
+        done: u64,
+        of: u64,
+    },
+}
+
 /// What a benchmark counted since it was set up.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {

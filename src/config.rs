@@ -1,0 +1,126 @@
+//! What the command line asks for, once validated: a run's configuration, its
+//! outputs, the limits and the defaults. Neutral ground: `cli` builds these,
+//! `app`, `sweep`, `results` and the benchmarks read them; this module imports
+//! none of them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::runner::affinity::Affinity;
+
+/// Hard limits, stated in `--help` and enforced.
+pub const MAX_THREADS: u64 = 1024;
+pub const MAX_SECONDS: u64 = 86_400;
+
+/// The defaults of a bare `bench NAME`, the kernel runner's: one source for
+/// clap's `--help` and for [`RunConfig::defaults`].
+pub const DEFAULT_WARMUP_SECS: u32 = 1;
+pub const DEFAULT_DURATION_SECS: u32 = 5;
+pub const DEFAULT_PRODUCERS: usize = 1;
+
+/// A numeric option that belongs to some benchmarks only (`--trig-batch-iters`,
+/// `--breakpoints`, ...). Every option is accepted by the command line parser;
+/// a benchmark that does not declare it refuses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchOption {
+    pub long: &'static str,
+    pub short: Option<char>,
+    pub value_name: &'static str,
+    pub help: &'static str,
+    pub default: u64,
+    pub min: u64,
+    pub max: u64,
+    /// Why `max` is the limit, when the reason is not obvious ("" if none).
+    pub why_max: &'static str,
+}
+
+/// Values of the chosen benchmark's options, every declared one filled in
+/// (built by `benches::resolve_params`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Params(BTreeMap<&'static str, u64>);
+
+impl Params {
+    pub fn new(values: BTreeMap<&'static str, u64>) -> Params {
+        Params(values)
+    }
+
+    /// The value of `option`. Reading an option the benchmark did not declare
+    /// is a bug in that benchmark, not a value of 0: it panics (one line, see
+    /// main), and `--probe`'s test sets every benchmark up with its defaults.
+    pub fn get(&self, option: &BenchOption) -> u64 {
+        match self.0.get(option.long) {
+            Some(&value) => value,
+            None => panic!(
+                "a benchmark reads --{}, which it does not declare",
+                option.long
+            ),
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.0.iter().map(|(k, v)| (*k, *v))
+    }
+}
+
+/// Everything a run is configured with, after validation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunConfig {
+    pub producers: usize,
+    pub consumers: usize,
+    pub warmup_secs: u32,
+    pub duration_secs: u32,
+    pub affinity: Affinity,
+    /// Fixed-work mode: run exactly this many producer operations in total.
+    pub repeat: Option<u64>,
+    pub params: Params,
+}
+
+impl RunConfig {
+    /// The configuration a bare `bench NAME` runs with, given the benchmark's
+    /// option defaults.
+    pub fn defaults(params: Params) -> RunConfig {
+        RunConfig {
+            producers: DEFAULT_PRODUCERS,
+            consumers: 0,
+            warmup_secs: DEFAULT_WARMUP_SECS,
+            duration_secs: DEFAULT_DURATION_SECS,
+            affinity: Affinity::None,
+            repeat: None,
+            params,
+        }
+    }
+}
+
+/// `--sweep PARAM=LIST`: the parameter and its values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepSpec {
+    pub param: String,
+    pub values: Vec<u64>,
+}
+
+/// Where the JSON result goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JsonTarget {
+    File(PathBuf),
+    /// `--json -`: JSON on stdout, the text report on stderr.
+    Stdout,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    pub json: Option<JsonTarget>,
+    pub csv: Option<PathBuf>,
+    pub plot: Option<PathBuf>,
+}
+
+/// One invocation's run: the benchmark (by its registry name), how to run it,
+/// and where the results go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRequest {
+    pub bench: &'static str,
+    pub config: RunConfig,
+    pub sweep: Option<SweepSpec>,
+    pub outputs: Outputs,
+    pub quiet: bool,
+    pub verbose: bool,
+}
