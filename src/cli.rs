@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use crate::benches;
+use crate::benches::{self, Benchmark};
 use crate::config::{
-    JsonTarget, Outputs, RunConfig, RunRequest, SweepSpec, DEFAULT_DURATION_SECS,
-    DEFAULT_PRODUCERS, DEFAULT_WARMUP_SECS, MAX_SECONDS, MAX_THREADS,
+    BenchRequest, JsonTarget, Outputs, Repetition, RunConfig, RunRequest, SweepSpec,
+    DEFAULT_DURATION_SECS, DEFAULT_MAX_RUNS, DEFAULT_MAX_SECS, DEFAULT_PRODUCERS,
+    DEFAULT_WARMUP_SECS, MAX_RUNS, MAX_SECONDS, MAX_THREADS,
 };
 use crate::error::{Error, Result};
 use crate::runner::affinity::{parse_cpu_list, Affinity};
@@ -27,9 +28,10 @@ use crate::sweep;
                   130/143 interrupted by SIGINT/SIGTERM."
 )]
 struct Cli {
-    /// The benchmark to run (see --list).
+    /// The benchmark to run (see --list). Several run interleaved, round by
+    /// round, and end with a table of each one's difference from the first.
     #[arg(value_name = "BENCHMARK")]
-    bench: Option<String>,
+    benches: Vec<String>,
 
     /// List the benchmarks with a one-line description each.
     #[arg(short = 'l', long)]
@@ -85,6 +87,32 @@ struct Cli {
           value_parser = count(1, u64::MAX))]
     repeat: Option<u64>,
 
+    /// Independent runs: set-up, warm-up, measurement and tear-down N times;
+    /// the run means give the mean, the between-run sd and a 95 % confidence
+    /// interval.
+    #[arg(long, value_name = "N", allow_hyphen_values = true,
+          value_parser = count(1, MAX_RUNS))]
+    runs: Option<u64>,
+
+    /// Add runs until the 95 % confidence interval is within PCT % of the
+    /// mean, or --max-runs or --max-time is reached.
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = percentage)]
+    precision: Option<f64>,
+
+    /// The most runs --precision may take.
+    #[arg(long, value_name = "N", default_value_t = u64::from(DEFAULT_MAX_RUNS),
+          allow_hyphen_values = true, value_parser = count(2, MAX_RUNS))]
+    max_runs: u64,
+
+    /// The time --precision may take, in seconds (no new run starts after it).
+    #[arg(long, value_name = "SEC", default_value_t = DEFAULT_MAX_SECS,
+          allow_hyphen_values = true, value_parser = seconds(1))]
+    max_time: u64,
+
+    /// Print the closing table of several benchmarks as Markdown.
+    #[arg(long)]
+    markdown: bool,
+
     /// Write every sample and the summary, with the context, as JSON to FILE
     /// (`-`: to stdout, the text report then going to stderr).
     #[arg(long, value_name = "FILE")]
@@ -132,6 +160,17 @@ fn count(min: u64, max: u64) -> impl Fn(&str) -> std::result::Result<u64, String
         }
         Ok(value)
     }
+}
+
+fn percentage(text: &str) -> std::result::Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a percentage such as 3 or 0.5, got '{text}'"))?;
+    if value.is_nan() || value <= 0.0 || value >= 100.0 {
+        return Err(format!("must be more than 0 and less than 100, got {text}"));
+    }
+    Ok(value)
 }
 
 fn seconds(min: u64) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone {
@@ -199,19 +238,108 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     if cli.probe {
         return Ok(Command::Probe);
     }
-    let Some(name) = cli.bench.as_deref() else {
+    if cli.benches.is_empty() {
         return Err(Error::usage(
             "no benchmark named: give one, e.g. `bench trig-uprobe-nop` (see --list)",
         ));
-    };
-    let bench = benches::find(name).ok_or_else(|| unknown_benchmark(name))?;
-
+    }
+    if cli.plot.is_some() && cli.sweep.is_none() {
+        return Err(Error::usage(
+            "--plot draws a sweep: give --sweep PARAM=LIST too",
+        ));
+    }
+    if cli.sweep.is_some() && cli.repeat.is_some() {
+        return Err(Error::usage(
+            "--sweep compares timed runs; it does not combine with --repeat",
+        ));
+    }
+    if cli.repeat.is_some() && (cli.runs.is_some() || cli.precision.is_some()) {
+        return Err(Error::usage(
+            "--runs and --precision repeat timed runs; they do not combine with --repeat",
+        ));
+    }
+    if cli.runs.is_some() && cli.precision.is_some() {
+        return Err(Error::usage(
+            "--runs sets the number of runs and --precision finds it: give one of them",
+        ));
+    }
     let given = given_options(&matches);
-    let params = benches::resolve_params(bench, &given)?;
+    let mut requests = Vec::with_capacity(cli.benches.len());
+    for name in &cli.benches {
+        let bench = benches::find(name).ok_or_else(|| unknown_benchmark(name))?;
+        if requests
+            .iter()
+            .any(|r: &BenchRequest| r.bench == bench.name())
+        {
+            return Err(Error::usage(format!("{name} is named twice")));
+        }
+        requests.push(bench_request(bench, &cli, &given)?);
+    }
+    if requests.len() > 1 {
+        let several = |what: &str| {
+            Error::usage(format!(
+                "{what} keeps one benchmark's result: name one benchmark, or run them one by one"
+            ))
+        };
+        if cli.repeat.is_some() {
+            return Err(several("--repeat"));
+        }
+        if cli.sweep.is_some() {
+            return Err(several("--sweep"));
+        }
+        if cli.plot.is_some() {
+            return Err(several("--plot"));
+        }
+        if cli.json.as_deref().is_some_and(|p| !p.is_dir()) {
+            return Err(Error::usage(
+                "with several benchmarks, --json names a directory: one file per benchmark",
+            ));
+        }
+        if cli.csv.as_deref().is_some_and(|p| !p.is_dir()) {
+            return Err(Error::usage(
+                "with several benchmarks, --csv names a directory: one file per benchmark",
+            ));
+        }
+    }
+    let outputs = Outputs {
+        json: cli.json.map(|path| {
+            if path.as_os_str() == "-" {
+                JsonTarget::Stdout
+            } else {
+                JsonTarget::File(path)
+            }
+        }),
+        csv: cli.csv,
+        plot: cli.plot,
+    };
+    let repetition = Repetition {
+        runs: cli.runs.unwrap_or(1) as u32,
+        precision: cli.precision,
+        max_runs: cli.max_runs as u32,
+        max_secs: cli.max_time,
+    };
+    Ok(Command::Run(Box::new(RunRequest {
+        benches: requests,
+        repetition,
+        sweep: cli.sweep,
+        outputs,
+        markdown: cli.markdown,
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+    })))
+}
+
+/// One named benchmark's configuration from the options given.
+fn bench_request(
+    bench: &'static dyn Benchmark,
+    cli: &Cli,
+    given: &[(&'static str, u64)],
+) -> Result<BenchRequest> {
+    let params = benches::resolve_params(bench, given)?;
     let affinity = if cli.affinity || cli.prod_affinity.is_some() || cli.cons_affinity.is_some() {
         Affinity::Auto {
-            producers: cli.prod_affinity.map(|l| l.0),
-            consumers: cli.cons_affinity.map(|l| l.0),
+            producers: cli.prod_affinity.clone().map(|l| l.0),
+            consumers: cli.cons_affinity.clone().map(|l| l.0),
         }
     } else {
         Affinity::None
@@ -246,40 +374,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         repeat: cli.repeat,
         params,
     };
-    if cli.plot.is_some() && cli.sweep.is_none() {
-        return Err(Error::usage(
-            "--plot draws a sweep: give --sweep PARAM=LIST too",
-        ));
-    }
-    if cli.sweep.is_some() && cli.repeat.is_some() {
-        return Err(Error::usage(
-            "--sweep compares timed runs; it does not combine with --repeat",
-        ));
-    }
     match &cli.sweep {
         // Each point is checked as its own run would be, before anything runs.
         Some(spec) => drop(sweep::points(spec, bench, &config)?),
         None => bench.validate(&config)?,
     }
-    let outputs = Outputs {
-        json: cli.json.map(|path| {
-            if path.as_os_str() == "-" {
-                JsonTarget::Stdout
-            } else {
-                JsonTarget::File(path)
-            }
-        }),
-        csv: cli.csv,
-        plot: cli.plot,
-    };
-    Ok(Command::Run(Box::new(RunRequest {
+    Ok(BenchRequest {
         bench: bench.name(),
         config,
-        sweep: cli.sweep,
-        outputs,
-        quiet: cli.quiet,
-        verbose: cli.verbose,
-    })))
+    })
 }
 
 fn given_options(matches: &ArgMatches) -> Vec<(&'static str, u64)> {
@@ -328,7 +431,7 @@ mod tests {
         let Ok(Command::Run(req)) = run(&["trig-uprobe-nop"]) else {
             panic!("not a run")
         };
-        let c = &req.config;
+        let c = &req.benches[0].config;
         assert_eq!(
             (c.producers, c.consumers, c.warmup_secs, c.duration_secs),
             (1, 0, 1, 5)
@@ -344,7 +447,7 @@ mod tests {
             panic!("not a run")
         };
         assert_eq!(
-            req.config.affinity,
+            req.benches[0].config.affinity,
             Affinity::Auto {
                 producers: Some(vec![0, 1]),
                 consumers: None
@@ -375,7 +478,7 @@ mod tests {
             ),
             (
                 &["trig-syscall-count", "extra"][..],
-                "unexpected argument 'extra'",
+                "unknown benchmark 'extra'",
             ),
             (&[][..], "no benchmark named"),
             (&["-c", "1", "trig-syscall-count"][..], "has no consumers"),

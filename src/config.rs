@@ -113,14 +113,56 @@ pub struct Outputs {
     pub plot: Option<PathBuf>,
 }
 
-/// One invocation's run: the benchmark (by its registry name), how to run it,
-/// and where the results go.
+/// One benchmark (by its registry name) and how to run it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunRequest {
+pub struct BenchRequest {
     pub bench: &'static str,
     pub config: RunConfig,
+}
+
+/// The most runs `--runs` and `--max-runs` take.
+pub const MAX_RUNS: u64 = 1000;
+/// `--max-runs`'s default: where `--precision` gives up.
+pub const DEFAULT_MAX_RUNS: u32 = 20;
+/// `--max-time`'s default, in seconds: `--precision`'s time budget.
+pub const DEFAULT_MAX_SECS: u64 = 600;
+
+/// How many independent runs: a fixed count, or as many as a stated
+/// precision takes within bounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Repetition {
+    pub runs: u32,
+    /// Keep adding runs until the 95 % interval's half-width is at most this
+    /// percentage of the mean.
+    pub precision: Option<f64>,
+    pub max_runs: u32,
+    pub max_secs: u64,
+}
+
+impl Repetition {
+    pub const ONCE: Repetition = Repetition {
+        runs: 1,
+        precision: None,
+        max_runs: DEFAULT_MAX_RUNS,
+        max_secs: DEFAULT_MAX_SECS,
+    };
+
+    /// Whether results are reported run by run, with run statistics.
+    pub fn is_repeated(&self) -> bool {
+        self.runs > 1 || self.precision.is_some()
+    }
+}
+
+/// One invocation's runs: the benchmarks (interleaved when several), how
+/// often, and where the results go.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRequest {
+    pub benches: Vec<BenchRequest>,
+    pub repetition: Repetition,
     pub sweep: Option<SweepSpec>,
     pub outputs: Outputs,
+    /// The closing table of several benchmarks in Markdown.
+    pub markdown: bool,
     pub quiet: bool,
     pub verbose: bool,
 }

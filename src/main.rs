@@ -52,7 +52,10 @@ fn main() -> ExitCode {
                 Ok(())
             }
             Command::Run(request) => {
-                bench_name = Some(request.bench);
+                // Several benchmarks name the one that failed in the error.
+                if let [only] = &request.benches[..] {
+                    bench_name = Some(only.bench);
+                }
                 app::run(&request)
             }
         })

@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
+use crate::noise::{Machine, Noise};
 use crate::runner::affinity::{format_cpu_list, Affinity, Placement};
 use crate::runner::FixedRun;
-use crate::stats::{Sample, Summary};
+use crate::stats::{RunStats, Sample, Summary};
 
 /// Names this format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "bench-result/1";
@@ -30,8 +31,39 @@ pub struct ResultFile {
     pub sweep: Option<SweepInfo>,
     /// The run was interrupted: what is here is what was measured.
     pub partial: bool,
-    /// One run, or one per swept value.
+    /// One run, or one per swept value and repetition.
     pub runs: Vec<RunRecord>,
+    /// With repeated runs (`--runs`, `--precision`): the statistics over the
+    /// runs, one entry per swept value (or one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_stats: Vec<RunLevel>,
+    /// With `--precision`: the target and whether it was reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<PrecisionRecord>,
+}
+
+/// The statistics over a configuration's independent runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunLevel {
+    pub sweep_value: Option<u64>,
+    /// The headline rate (hits, or operations for the perf family) over the
+    /// run means: mean, between-run sd, 95 % interval.
+    pub headline: RunStats,
+    /// Every figure of a run's summary, as the mean of the runs' figures, with
+    /// the between-run sd as the spread.
+    pub summary: Summary,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrecisionRecord {
+    /// The half-width of the 95 % interval asked for, in % of the mean.
+    pub target_pct: f64,
+    pub reached: bool,
+    /// What ended the runs: `target`, `max-runs`, `max-time` or `interrupt`.
+    pub stopped_by: String,
+    pub runs: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,6 +82,10 @@ pub struct Context {
     pub online_cpus: String,
     /// When the run started, RFC 3339 in UTC.
     pub date: String,
+    /// What a reader needs to reproduce the numbers: the kernel's command
+    /// line, virtualisation, SMT, the cpufreq governor.
+    #[serde(default)]
+    pub machine: Machine,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +127,12 @@ pub struct RunRecord {
     pub summary: Option<Summary>,
     /// A fixed-work (`--repeat`) run's result, instead of samples.
     pub fixed: Option<FixedRun>,
+    /// Which of the independent runs this is (1-based), with `--runs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetition: Option<u32>,
+    /// What disturbed this run: steal, other runnable tasks, clock changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,6 +211,7 @@ impl Context {
             cpu_model: cpu_model(),
             online_cpus: format_cpu_list(online),
             date: rfc3339_utc(SystemTime::now()),
+            machine: Machine::gather(),
         }
     }
 }

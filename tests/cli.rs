@@ -27,7 +27,7 @@ fn bad_command_lines_get_one_sentence_and_exit_2() {
         (&[], "no benchmark named"),
         (
             &["trig-syscall-count", "extra"],
-            "unexpected argument 'extra'",
+            "unknown benchmark 'extra'",
         ),
         (
             &["-d", "0", "trig-syscall-count"],

@@ -102,12 +102,12 @@ proptest! {
         let args = std::iter::once(OsString::from("bench")).chain(words.iter().map(OsString::from));
         match cli::parse(args) {
             Ok(Command::Run(request)) => {
-                let c = &request.config;
+                let c = &request.benches[0].config;
                 prop_assert!((1..=1024).contains(&c.producers));
                 prop_assert!(c.consumers <= 1024);
                 prop_assert!((1..=86_400).contains(&c.duration_secs));
                 prop_assert!(c.warmup_secs <= 86_400);
-                let bench = bench::benches::find(request.bench).expect("a parsed name is registered");
+                let bench = bench::benches::find(request.benches[0].bench).expect("a parsed name is registered");
                 for option in bench.options() {
                     let value = c.params.get(option);
                     prop_assert!(option.min <= value && value <= option.max);

@@ -39,6 +39,14 @@ impl Console {
         }
     }
 
+    /// A warning: always on stderr, without tearing the bar.
+    pub fn warn(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
     /// Shows the bar for a timed run, if stderr is a terminal.
     pub fn start_bar(&mut self, warmup: u32, duration: u32) {
         self.warmup = warmup;

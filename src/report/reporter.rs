@@ -46,6 +46,16 @@ impl Reporter {
         }
     }
 
+    /// One of several independent runs: its summary, labelled with its number
+    /// instead of `Summary:` (which only the closing line over runs says).
+    pub fn run_line(&self, run: u32, summary: &Summary, producers: usize) -> String {
+        let line = self.summary(summary, producers);
+        match line.strip_prefix("Summary:") {
+            Some(rest) => format!("Run {run:4}:{rest}"),
+            None => line,
+        }
+    }
+
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {

@@ -2,8 +2,10 @@
 //! `tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-`: keep the field layout.
 
 use super::{rate_with_sd, scaled};
+use crate::noise::{Noise, NoiseKind};
+use crate::results::PrecisionRecord;
 use crate::runner::{FixedRun, Phase};
-use crate::stats::{MeanSd, Sample, Summary};
+use crate::stats::{Change, MeanSd, RunStats, Sample, Summary, Verdict};
 
 fn mega(per_sec: f64) -> f64 {
     per_sec / 1e6
@@ -186,6 +188,194 @@ pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize) -> St
             format!("{by} after {calls} of {of} calls{point}: the report above is partial")
         }
     }
+}
+
+/// `# trig-uprobe-nop, producers=2, run 3 of 5`: which run the lines below
+/// belong to; `None` when there is nothing to tell apart.
+pub fn run_header(
+    bench: Option<&str>,
+    point: Option<(u64, &str)>,
+    run: Option<(u32, String)>,
+) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(bench) = bench {
+        parts.push(bench.to_string());
+    }
+    if let Some((value, param)) = point {
+        parts.push(format!("{param}={value}"));
+    }
+    if let Some((run, of)) = run {
+        parts.push(format!("run {run} {of}"));
+    }
+    (!parts.is_empty()).then(|| format!("# {}", parts.join(", ")))
+}
+
+/// A rate with its unit: `1.874M/s`.
+fn rate(per_sec: f64) -> String {
+    let (value, unit) = scaled(per_sec);
+    format!("{value:.3}{unit}/s")
+}
+
+/// `runs: 5, hits 1.874M/s ± 1.6 % (95 % CI), between-run sd 0.8 %`, and
+/// what `--precision` came to.
+pub fn runs_line(stats: &RunStats, counted: &str, precision: Option<&PrecisionRecord>) -> String {
+    let spread = |sd: f64| {
+        if stats.mean > 0.0 {
+            sd / stats.mean * 100.0
+        } else {
+            0.0
+        }
+    };
+    let interval = match stats.ci_percent() {
+        Some(pct) => format!("\u{00b1} {pct:.1} % (95 % CI)"),
+        None => "(one run: no interval, the drift between runs is unknown)".to_string(),
+    };
+    let mut line = format!(
+        "runs: {}, {counted} {} {interval}, between-run sd {:.1} %",
+        stats.runs,
+        rate(stats.mean),
+        spread(stats.sd)
+    );
+    if let Some(p) = precision {
+        line.push_str(&match (p.reached, p.stopped_by.as_str()) {
+            (true, _) => format!("; precision \u{00b1}{} % reached", p.target_pct),
+            (false, "max-runs") => format!(
+                "; precision \u{00b1}{} % NOT reached: stopped at --max-runs {}",
+                p.target_pct, p.runs
+            ),
+            (false, "max-time") => format!(
+                "; precision \u{00b1}{} % NOT reached: stopped at --max-time after {} runs",
+                p.target_pct, p.runs
+            ),
+            (false, _) => format!(
+                "; precision \u{00b1}{} % NOT reached: interrupted after {} runs",
+                p.target_pct, p.runs
+            ),
+        });
+    }
+    line
+}
+
+/// `warning: ...` lines for the noise a run saw past its thresholds.
+pub fn noise_warnings(noise: &Noise) -> Vec<String> {
+    noise
+        .crossed()
+        .into_iter()
+        .map(|kind| match kind {
+            NoiseKind::Steal(pct) => format!(
+                "warning: the hypervisor stole {pct:.1} % of the CPU time during this run: its numbers are suspect"
+            ),
+            NoiseKind::Runnable(mean) => format!(
+                "warning: {mean:.1} other tasks were runnable on average during this run: they competed with it"
+            ),
+            NoiseKind::Frequency(pct) => format!(
+                "warning: the CPU clock moved by {pct:.1} % during this run: pin the governor (performance)"
+            ),
+        })
+        .collect()
+}
+
+/// One benchmark of an interleaved invocation, for the closing table.
+#[derive(Clone, Debug)]
+pub struct TableRow {
+    pub bench: &'static str,
+    pub unit: &'static str,
+    pub stats: RunStats,
+    /// The change from the first benchmark, over the rounds both ran.
+    pub change: Option<Change>,
+    pub verdict: Option<Verdict>,
+}
+
+fn interval_text(stats: &RunStats) -> String {
+    match stats.ci_percent() {
+        Some(pct) => format!("\u{00b1} {pct:.1} %"),
+        None => "n/a".to_string(),
+    }
+}
+
+fn change_text(change: &Change) -> String {
+    format!(
+        "{:+.1} % [{:+.1}, {:+.1}]",
+        change.percent, change.low, change.high
+    )
+}
+
+/// The closing table of several interleaved benchmarks.
+pub fn interleaved_table(
+    rows: &[TableRow],
+    rounds: u32,
+    precision: Option<&PrecisionRecord>,
+) -> Vec<String> {
+    let Some(first) = rows.first() else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!(
+        "Interleaved: {rounds} round{}, each benchmark once a round, the order rotated{}",
+        if rounds == 1 { "" } else { "s" },
+        match precision {
+            Some(p) if p.reached => format!("; precision \u{00b1}{} % reached", p.target_pct),
+            Some(p) => format!(
+                "; precision \u{00b1}{} % NOT reached ({})",
+                p.target_pct, p.stopped_by
+            ),
+            None => String::new(),
+        }
+    )];
+    lines.push(format!(
+        "{:<28} {:>12} {:>10}  {:<32} {}",
+        "benchmark",
+        "mean",
+        "95 % CI",
+        format!("change vs {}", first.bench),
+        "verdict"
+    ));
+    for row in rows {
+        let (change, verdict) = match (&row.change, row.verdict) {
+            (Some(change), Some(verdict)) => (change_text(change), verdict.words()),
+            _ if std::ptr::eq(row, first) => (String::new(), ""),
+            _ => ("n/a (fewer than 2 rounds)".to_string(), ""),
+        };
+        lines.push(
+            format!(
+                "{:<28} {:>12} {:>10}  {:<32} {}",
+                row.bench,
+                rate(row.stats.mean),
+                interval_text(&row.stats),
+                change,
+                verdict
+            )
+            .trim_end()
+            .to_string(),
+        );
+    }
+    lines
+}
+
+/// The same table in Markdown, for a commit message or a pull request.
+pub fn interleaved_markdown(rows: &[TableRow]) -> Vec<String> {
+    let Some(first) = rows.first() else {
+        return Vec::new();
+    };
+    let mut lines = vec![
+        format!(
+            "| benchmark | {} (mean) | 95 % CI | change vs {} | verdict |",
+            first.unit, first.bench
+        ),
+        "|---|---|---|---|---|".to_string(),
+    ];
+    for row in rows {
+        let (change, verdict) = match (&row.change, row.verdict) {
+            (Some(change), Some(verdict)) => (change_text(change), verdict.words()),
+            _ => (String::new(), ""),
+        };
+        lines.push(format!(
+            "| {} | {} | {} | {change} | {verdict} |",
+            row.bench,
+            rate(row.stats.mean),
+            interval_text(&row.stats)
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -1,0 +1,269 @@
+//! What spoils a run's numbers, read from the kernel while it goes: time the
+//! hypervisor stole from the CPUs, other tasks wanting a CPU, the CPU clock
+//! changing under the run. And the facts of the machine a reader needs to
+//! reproduce a number. Reading only: nothing here changes the machine.
+
+use std::fs;
+
+use serde::{Deserialize, Serialize};
+
+/// A run's noise figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Noise {
+    /// CPU time stolen by the hypervisor, in % of all CPU time of the run.
+    pub steal_pct: f64,
+    /// Runnable tasks other than the run's own threads, averaged over its
+    /// ticks, and the most seen at one tick.
+    pub other_runnable_mean: f64,
+    pub other_runnable_max: u32,
+    /// The spread of the CPUs' current frequency over the run, in % of the
+    /// lowest (`None` where cpufreq is absent, as in most VMs).
+    pub frequency_change_pct: Option<f64>,
+}
+
+/// Steal above this share of the CPU time makes a run suspect.
+pub const STEAL_WARN_PCT: f64 = 1.0;
+/// Other runnable tasks above this average compete with the producers.
+pub const RUNNABLE_WARN: f64 = 0.5;
+/// A CPU clock that moved more than this changed the speed of the run.
+pub const FREQUENCY_WARN_PCT: f64 = 5.0;
+
+impl Noise {
+    /// Which thresholds this run crossed: (what, figure) pairs for the report.
+    pub fn crossed(&self) -> Vec<NoiseKind> {
+        let mut crossed = Vec::new();
+        if self.steal_pct > STEAL_WARN_PCT {
+            crossed.push(NoiseKind::Steal(self.steal_pct));
+        }
+        if self.other_runnable_mean > RUNNABLE_WARN {
+            crossed.push(NoiseKind::Runnable(self.other_runnable_mean));
+        }
+        if let Some(change) = self
+            .frequency_change_pct
+            .filter(|&c| c > FREQUENCY_WARN_PCT)
+        {
+            crossed.push(NoiseKind::Frequency(change));
+        }
+        crossed
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NoiseKind {
+    Steal(f64),
+    Runnable(f64),
+    Frequency(f64),
+}
+
+/// Reads the noise sources at a run's start, at each tick and at its end.
+pub struct NoiseMeter {
+    own_threads: u32,
+    start: Option<CpuTimes>,
+    runnable: Vec<u32>,
+    frequencies: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CpuTimes {
+    total: u64,
+    steal: u64,
+}
+
+impl NoiseMeter {
+    /// `own_threads`: the run's producers and consumers, which are runnable
+    /// by design (the thread that reads is counted too, and left out).
+    pub fn start(own_threads: usize) -> NoiseMeter {
+        let mut meter = NoiseMeter {
+            own_threads: own_threads as u32 + 1,
+            start: cpu_times(),
+            runnable: Vec::new(),
+            frequencies: Vec::new(),
+        };
+        meter.frequencies.extend(frequencies());
+        meter
+    }
+
+    pub fn tick(&mut self) {
+        if let Some(running) = procs_running() {
+            self.runnable.push(running.saturating_sub(self.own_threads));
+        }
+        self.frequencies.extend(frequencies());
+    }
+
+    pub fn finish(mut self) -> Noise {
+        self.frequencies.extend(frequencies());
+        let steal_pct = match (self.start, cpu_times()) {
+            (Some(a), Some(b)) if b.total > a.total => {
+                (b.steal.saturating_sub(a.steal)) as f64 / (b.total - a.total) as f64 * 100.0
+            }
+            _ => 0.0,
+        };
+        let other_runnable_mean = match self.runnable.len() {
+            0 => 0.0,
+            n => self.runnable.iter().map(|&r| f64::from(r)).sum::<f64>() / n as f64,
+        };
+        let frequency_change_pct =
+            match (self.frequencies.iter().min(), self.frequencies.iter().max()) {
+                (Some(&low), Some(&high)) if low > 0 => {
+                    Some((high - low) as f64 / low as f64 * 100.0)
+                }
+                _ => None,
+            };
+        Noise {
+            steal_pct,
+            other_runnable_mean,
+            other_runnable_max: self.runnable.iter().copied().max().unwrap_or(0),
+            frequency_change_pct,
+        }
+    }
+}
+
+/// The all-CPU line of /proc/stat: user nice system idle iowait irq softirq
+/// steal (guest time is already inside user and nice).
+fn cpu_times() -> Option<CpuTimes> {
+    let stat = fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    if fields.len() < 8 {
+        return None;
+    }
+    Some(CpuTimes {
+        total: fields.iter().sum(),
+        steal: fields[7],
+    })
+}
+
+fn procs_running() -> Option<u32> {
+    let stat = fs::read_to_string("/proc/stat").ok()?;
+    stat.lines()
+        .find_map(|l| l.strip_prefix("procs_running "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// Every CPU's current frequency in kHz, where cpufreq exposes it.
+fn frequencies() -> Vec<u64> {
+    let Ok(entries) = fs::read_dir("/sys/devices/system/cpu") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.strip_prefix("cpu")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| {
+            fs::read_to_string(e.path().join("cpufreq/scaling_cur_freq"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+/// The machine facts that shape a number, for a result's context.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// The kernel's command line (mitigations, isolcpus, ...).
+    pub kernel_cmdline: String,
+    /// The hypervisor, or "none" on bare metal.
+    pub virtualization: String,
+    /// `on`, `off`, `notsupported`, ... from the kernel's SMT control.
+    pub smt: String,
+    /// cpu0's cpufreq governor, or "none" where cpufreq is absent.
+    pub cpufreq_governor: String,
+}
+
+impl Machine {
+    pub fn gather() -> Machine {
+        let read = |path: &str| fs::read_to_string(path).ok().map(|s| s.trim().to_string());
+        Machine {
+            kernel_cmdline: read("/proc/cmdline").unwrap_or_default(),
+            virtualization: virtualization(),
+            smt: read("/sys/devices/system/cpu/smt/control")
+                .unwrap_or_else(|| "unknown".to_string()),
+            cpufreq_governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+                .unwrap_or_else(|| "none".to_string()),
+        }
+    }
+}
+
+/// The hypervisor as the firmware and CPU tell it: the DMI vendor and product
+/// when the CPU says it runs under one, "none" when it says it does not.
+fn virtualization() -> String {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let guest = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .is_some_and(|l| l.split_whitespace().any(|f| f == "hypervisor"));
+    if !guest {
+        return "none".to_string();
+    }
+    let read = |path: &str| {
+        fs::read_to_string(path)
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let named: Vec<String> = [
+        read("/sys/hypervisor/type"),
+        read("/sys/class/dmi/id/sys_vendor"),
+        read("/sys/class/dmi/id/product_name"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if named.is_empty() {
+        "a hypervisor (unnamed)".to_string()
+    } else {
+        named.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_machines_noise_is_read() {
+        // /proc/stat exists on every Linux: a run of a tenth of a second has
+        // figures, and the facts of the machine are named.
+        let mut meter = NoiseMeter::start(0);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        meter.tick();
+        let noise = meter.finish();
+        assert!((0.0..=100.0).contains(&noise.steal_pct), "{noise:?}");
+        let machine = Machine::gather();
+        assert!(!machine.kernel_cmdline.is_empty(), "{machine:?}");
+        assert!(!machine.virtualization.is_empty());
+    }
+
+    #[test]
+    fn thresholds_name_what_they_crossed() {
+        let quiet = Noise::default();
+        assert!(quiet.crossed().is_empty());
+        let noisy = Noise {
+            steal_pct: 4.0,
+            other_runnable_mean: 1.5,
+            other_runnable_max: 3,
+            frequency_change_pct: Some(12.0),
+        };
+        assert_eq!(
+            noisy.crossed(),
+            [
+                NoiseKind::Steal(4.0),
+                NoiseKind::Runnable(1.5),
+                NoiseKind::Frequency(12.0)
+            ]
+        );
+    }
+}
