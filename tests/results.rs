@@ -12,13 +12,6 @@ use bench::results::ResultFile;
 use common::*;
 use serde_json::Value;
 
-fn tempdir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bench-results-{tag}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Checks `value` against the subset of JSON Schema that
 /// docs/result-schema.json uses: type, required, properties,
 /// additionalProperties, items and local $ref.

@@ -63,8 +63,7 @@ fn the_binary_needs_only_the_c_library() {
 /// build's packages is there to be found.
 #[test]
 fn the_binary_runs_a_bpf_benchmark_with_only_the_c_library_present() {
-    let root = std::env::temp_dir().join(format!("bench-static-root-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&root);
+    let root = tempdir("static-root");
     for (_, path) in ldd(&bench_bin()) {
         let Some(path) = path else { continue };
         let copy = root.join(path.strip_prefix("/").unwrap());
