@@ -70,9 +70,11 @@ fn run(tp: bool, secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
         .map_err(|e| e.to_string())?;
     let fd = skel.progs.drive_kfunc.as_fd().as_raw_fd();
 
-    // SAFETY: a zeroed bpf_test_run_opts with its size set asks for no input or output.
-    let mut opts: libbpf_sys::bpf_test_run_opts = unsafe { std::mem::zeroed() };
-    opts.sz = std::mem::size_of::<libbpf_sys::bpf_test_run_opts>() as _;
+    // All zero but its size: asks for no input or output.
+    let mut opts = libbpf_sys::bpf_test_run_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_test_run_opts>() as _,
+        ..Default::default()
+    };
     let mut loop_for = |secs: u64| -> Result<(u64, Duration), String> {
         let before = hits.total();
         let start = Instant::now();

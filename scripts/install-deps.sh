@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build needs and a fresh Debian machine lacks: clang for the
-# BPF programs, libelf/zlib and pkg-config for the vendored libbpf. Does nothing
+# BPF programs, libelf-dev and zlib1g-dev (their static archives are linked into
+# the binary), pkg-config and make for the vendored libbpf. Does nothing
 # when all is present; needs root (apt-get) otherwise.
 set -euo pipefail
 

@@ -115,9 +115,7 @@ fn list_names_every_benchmark_with_a_description() {
 #[test]
 fn without_privileges_a_probe_benchmark_says_how_to_run_it() {
     // The binary may live under a directory `nobody` cannot enter: run a copy.
-    let dir = std::env::temp_dir().join(format!("bench-test-nobody-{}", std::process::id()));
-    fs::create_dir_all(&dir).unwrap();
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tempdir("nobody");
     let copy = dir.join("bench");
     fs::copy(bench_bin(), &copy).unwrap();
     fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();

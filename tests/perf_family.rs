@@ -2,7 +2,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
 
 use bench::benches::breakpoint::Breakpoints;
 use common::*;
@@ -149,6 +149,18 @@ fn breakpoint_enable_toggles_with_passive_and_active_threads() {
 /// inherits them, and its accesses to the watched bytes are counted.
 #[test]
 fn breakpoints_are_installed_and_inherited() {
+    // Started before the breakpoints exist, so it does not inherit them; it
+    // writes the first byte when told its address.
+    let (address_tx, address_rx) = mpsc::channel::<usize>();
+    let earlier = std::thread::spawn(move || {
+        let first = address_rx.recv().unwrap();
+        for i in 0..5u8 {
+            // SAFETY: the watched bytes outlive this thread, which is joined
+            // before they are dropped.
+            unsafe { std::ptr::write_volatile(first as *mut u8, i) };
+        }
+    });
+
     let breakpoints = Breakpoints::install(2).expect("hardware breakpoints are available here");
     let (first, second) = (
         breakpoints.watched(0) as usize,
@@ -175,12 +187,18 @@ fn breakpoints_are_installed_and_inherited() {
         1,
         "one read of the second byte"
     );
-    // A thread that touches neither byte adds nothing.
-    let idle = AtomicU32::new(0);
-    std::thread::scope(|s| {
-        s.spawn(|| idle.fetch_add(1, Ordering::Relaxed));
-    });
+    // The breakpoints follow the installing thread and its later children,
+    // not the address: the older thread's five writes add nothing.
+    address_tx.send(first).unwrap();
+    earlier.join().unwrap();
     assert_eq!(breakpoints.count(0).unwrap(), 3);
+    // SAFETY: as above; this thread installed them, so this write counts.
+    unsafe { std::ptr::write_volatile(first as *mut u8, 9) };
+    assert_eq!(
+        breakpoints.count(0).unwrap(),
+        4,
+        "the installing thread's write"
+    );
 }
 
 #[test]

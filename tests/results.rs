@@ -12,13 +12,6 @@ use bench::results::ResultFile;
 use common::*;
 use serde_json::Value;
 
-fn tempdir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bench-results-{tag}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Checks `value` against the subset of JSON Schema that
 /// docs/result-schema.json uses: type, required, properties,
 /// additionalProperties, items and local $ref.
@@ -143,37 +136,151 @@ fn json_to_stdout_moves_the_text_to_stderr() {
     assert!(out.stderr.contains("Summary: hits"), "{}", out.stderr);
 }
 
+/// A CSV row read back with the column types the file promises; an empty
+/// field is `None`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CsvRow {
+    benchmark: String,
+    sweep_param: String,
+    sweep_value: Option<u64>,
+    kind: String,
+    iteration: Option<u32>,
+    elapsed_ns: Option<u64>,
+    late_ns: Option<i64>,
+    calls: Option<u64>,
+    ops: Option<u64>,
+    hits: Option<u64>,
+    drops: Option<u64>,
+    warmup: Option<bool>,
+    hits_mean: Option<f64>,
+    hits_sd: Option<f64>,
+    drops_mean: Option<f64>,
+    drops_sd: Option<f64>,
+    per_producer: Option<f64>,
+    latency_ns: Option<f64>,
+    usecs_per_op_mean: Option<f64>,
+    usecs_per_op_sd: Option<f64>,
+    partial: bool,
+}
+
+/// The `#` lines and the typed rows of a CSV file, its header checked.
+fn read_csv(path: &Path) -> (Vec<String>, Vec<CsvRow>) {
+    let text = fs::read_to_string(path).unwrap();
+    let comments = text
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header.join(","), bench::report::csv::HEADER);
+    let rows = reader
+        .deserialize()
+        .collect::<Result<Vec<CsvRow>, _>>()
+        .unwrap_or_else(|e| panic!("{e}: {text}"));
+    (comments, rows)
+}
+
+/// Equal as far as the decimal forms of JSON and CSV carry a float.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+}
+
 #[test]
-fn csv_has_a_header_and_a_row_per_sample_and_summary() {
+fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
     let dir = tempdir("csv");
-    let path = dir.join("run.csv");
+    let (csv_path, json_path) = (dir.join("run.csv"), dir.join("run.json"));
     let out = run(&[
         "-q",
         "-w1",
         "-d2",
         "--csv",
-        path.to_str().unwrap(),
+        csv_path.to_str().unwrap(),
+        "--json",
+        json_path.to_str().unwrap(),
         "syscall-basic",
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let text = fs::read_to_string(&path).unwrap();
-    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(rows[0], bench::report::csv::HEADER);
-    let width = rows[0].split(',').count();
-    assert!(rows.iter().all(|r| r.split(',').count() == width), "{text}");
-    let kinds: Vec<&str> = rows[1..]
-        .iter()
-        .map(|r| r.split(',').nth(3).unwrap())
-        .collect();
-    assert_eq!(kinds, ["sample", "sample", "sample", "summary"]);
+    let file = ResultFile::load(&json_path).unwrap();
+    let (comments, rows) = read_csv(&csv_path);
+
+    assert_eq!(comments.len(), 3, "{comments:?}");
+    assert!(comments[0].starts_with("# tool: bench "), "{comments:?}");
     assert!(
-        rows[1].starts_with("syscall-basic,,,sample,0,"),
-        "{}",
-        rows[1]
+        comments[1].starts_with("# options: producers=1 consumers=0 warmup=1 duration=2 "),
+        "{comments:?}"
     );
-    assert!(
-        text.lines().any(|l| l.starts_with("# context: kernel=")),
-        "{text}"
+    let kernel = format!("# context: kernel={} ", file.context.kernel_release);
+    assert!(comments[2].starts_with(&kernel), "{comments:?}");
+
+    let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["sample", "sample", "sample", "summary"]);
+    let run = &file.runs[0];
+    for (row, sample) in rows.iter().zip(&run.samples) {
+        assert_eq!(row.benchmark, "syscall-basic");
+        assert_eq!((row.sweep_param.as_str(), row.sweep_value), ("", None));
+        assert_eq!(row.iteration, Some(sample.iteration));
+        assert_eq!(row.elapsed_ns, Some(sample.elapsed_ns));
+        assert_eq!(row.late_ns, Some(sample.late_ns));
+        assert_eq!(row.hits, Some(sample.hits));
+        assert_eq!(row.drops, Some(sample.drops));
+        assert_eq!(row.warmup, Some(sample.warmup));
+        assert_eq!((row.calls, row.ops, row.hits_mean), (None, None, None));
+        assert!(!row.partial);
+    }
+    assert!(run.samples[1].hits > 0, "{:?}", run.samples);
+
+    let summary = run.summary.unwrap();
+    let row = &rows[3];
+    let pairs = [
+        (row.hits_mean, summary.hits.mean),
+        (row.hits_sd, summary.hits.sd),
+        (row.drops_mean, summary.drops.mean),
+        (row.drops_sd, summary.drops.sd),
+        (row.per_producer, summary.per_producer),
+        (row.usecs_per_op_mean, summary.usecs_per_op.mean),
+        (row.usecs_per_op_sd, summary.usecs_per_op.sd),
+    ];
+    for (csv, json) in pairs {
+        assert!(close(csv.unwrap(), json), "{row:?} against {summary:?}");
+    }
+    assert_eq!(row.latency_ns.is_some(), summary.latency_ns.is_some());
+    assert_eq!((row.iteration, row.hits, row.warmup), (None, None, None));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn csv_of_a_fixed_run_has_one_fixed_row() {
+    let dir = tempdir("csv-fixed");
+    let (csv_path, json_path) = (dir.join("run.csv"), dir.join("run.json"));
+    let out = run(&[
+        "-q",
+        "-r",
+        "1000",
+        "--csv",
+        csv_path.to_str().unwrap(),
+        "--json",
+        json_path.to_str().unwrap(),
+        "syscall-basic",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let fixed = ResultFile::load(&json_path).unwrap().runs[0].fixed.unwrap();
+    let (comments, rows) = read_csv(&csv_path);
+    assert!(comments[1].contains(" repeat=1000 "), "{comments:?}");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    assert_eq!(row.kind, "fixed");
+    assert_eq!(row.ops, Some(1000));
+    assert_eq!(row.elapsed_ns, Some(fixed.elapsed_ns));
+    assert_eq!(row.calls, Some(fixed.calls));
+    assert_eq!(row.hits, Some(fixed.counts.hits));
+    assert_eq!(row.drops, Some(fixed.counts.drops));
+    assert_eq!(
+        (row.iteration, row.warmup, row.hits_mean),
+        (None, None, None)
     );
     fs::remove_dir_all(&dir).unwrap();
 }
@@ -331,6 +438,7 @@ fn compare_refuses_different_benchmarks_and_option_sets_unless_forced() {
 fn a_sweep_runs_each_value_and_plots_one_point_per_value() {
     let dir = tempdir("sweep");
     let (json, svg) = (dir.join("sweep.json"), dir.join("sweep.svg"));
+    let csv_path = dir.join("sweep.csv");
     let out = run(&[
         "-q",
         "-w0",
@@ -339,6 +447,8 @@ fn a_sweep_runs_each_value_and_plots_one_point_per_value() {
         "producers=1,2",
         "--json",
         json.to_str().unwrap(),
+        "--csv",
+        csv_path.to_str().unwrap(),
         "--plot",
         svg.to_str().unwrap(),
         "trig-syscall-count",
@@ -357,6 +467,22 @@ fn a_sweep_runs_each_value_and_plots_one_point_per_value() {
     assert_eq!(file.runs.len(), 2);
     assert_eq!(file.runs[1].sweep_value, Some(2));
     assert_eq!(file.runs[1].producers, 2);
+
+    // One sample and one summary per value, each row naming its value.
+    let (_, rows) = read_csv(&csv_path);
+    let points: Vec<(&str, Option<u64>, &str)> = rows
+        .iter()
+        .map(|r| (r.sweep_param.as_str(), r.sweep_value, r.kind.as_str()))
+        .collect();
+    assert_eq!(
+        points,
+        [
+            ("producers", Some(1), "sample"),
+            ("producers", Some(1), "summary"),
+            ("producers", Some(2), "sample"),
+            ("producers", Some(2), "summary"),
+        ]
+    );
 
     let text = fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&text).expect("the plot is well-formed XML");

@@ -7,8 +7,8 @@ mod common;
 
 use std::fs;
 use std::io::Read;
-use std::os::unix::fs::{symlink, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::symlink;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,14 +16,6 @@ use bench::benches;
 use bench::results::ResultFile;
 use bench::runner::{self, affinity, ProducerCtx, Workload};
 use common::*;
-
-fn tempdir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bench robust {tag}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
 
 fn spawn(bin: &Path, args: &[&str]) -> Child {
     Command::new(bin)
@@ -239,6 +231,9 @@ fn sigkill_leaves_nothing_loaded_or_pinned() {
     let _lock = probe_lock();
     let child = spawn(&bench_bin(), &["-w1", "-d10", "trig-uprobe-multi-push"]);
     std::thread::sleep(Duration::from_millis(1500));
+    // Something to leave behind: the run is attached when killed.
+    let loaded = loaded_programs();
+    assert!(!loaded.is_empty(), "nothing loaded after 1.5 s");
     signal(&child, libc::SIGKILL);
     finish(child);
     assert_eq!(leftover_programs(), Vec::<String>::new());
@@ -296,6 +291,7 @@ fn a_panicking_producer_still_detaches_everything() {
     let placement = affinity::place(&affinity::Affinity::None, 1, 0, &[0]).unwrap();
     let err = runner::run_fixed(&workload, &placement, 100_000).unwrap_err();
     assert_eq!(err.to_string(), "producer 0 panicked: a producer bug");
+    assert!(!loaded_programs().is_empty(), "the set-up loaded nothing");
     drop(workload);
     assert_eq!(leftover_programs(), Vec::<String>::new());
 }
@@ -303,7 +299,10 @@ fn a_panicking_producer_still_detaches_everything() {
 #[test]
 fn a_late_tick_is_normalised_and_flagged_noisy() {
     let _lock = probe_lock();
-    let child = spawn(&bench_bin(), &["-q", "-w0", "-d4", "trig-syscall-count"]);
+    let child = spawn(
+        &bench_bin(),
+        &["-q", "-w0", "-d4", "--json", "-", "trig-syscall-count"],
+    );
     std::thread::sleep(Duration::from_millis(1500));
     // Freeze the whole process across the 2 s tick: it fires ~300 ms late.
     signal(&child, libc::SIGSTOP);
@@ -311,15 +310,41 @@ fn a_late_tick_is_normalised_and_flagged_noisy() {
     signal(&child, libc::SIGCONT);
     let out = finish(child);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let summary = out.stdout.lines().last().unwrap();
+    // With the JSON on stdout, the text report goes to stderr.
+    let summary = out.stderr.lines().last().unwrap();
     assert!(summary.contains("noisy: a tick was"), "{summary}");
-    // The late iteration reports its real interval, not a full second's worth.
-    let late: Vec<&str> = out
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("Iter"))
-        .collect();
-    assert_eq!(late.len(), 4, "{}", out.stdout);
+
+    let file: ResultFile = serde_json::from_str(&out.stdout).unwrap();
+    let samples = &file.runs[0].samples;
+    assert_eq!(samples.len(), 4, "{samples:?}");
+    let (at, late) = samples
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, s)| s.late_ns)
+        .unwrap();
+    assert!(at > 0, "the first tick was before the freeze: {samples:?}");
+    assert!(late.late_ns > bench::stats::NOISY_LATE_NS, "{samples:?}");
+    let summary = file.runs[0].summary.unwrap();
+    assert!(
+        summary.noisy && summary.max_late_ns == late.late_ns,
+        "{summary:?}"
+    );
+    // The late iteration reports its real interval, not a full second's
+    // worth: a second plus its lateness, less the previous tick's.
+    let expected = 1_000_000_000 + late.late_ns - samples[at - 1].late_ns;
+    assert!(
+        (late.elapsed_ns as i64 - expected).abs() < 1_000_000,
+        "{samples:?}"
+    );
+    // The next tick keeps to the schedule, so its interval is that much
+    // shorter.
+    if let Some(next) = samples.get(at + 1) {
+        assert!(
+            (next.elapsed_ns as i64) < 1_000_000_000 - late.late_ns / 2,
+            "{samples:?}"
+        );
+    }
+    assert_eq!(leftover_programs(), Vec::<String>::new());
 }
 
 #[test]

@@ -118,10 +118,12 @@ impl Breakpoints {
 }
 
 fn open_breakpoint(addr: *const u8) -> Result<OwnedFd> {
-    // SAFETY: perf_event_attr is plain data; zero is the neutral value of every field.
-    let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
-    attr.type_ = libbpf_sys::PERF_TYPE_BREAKPOINT;
-    attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
+    // All zero (the neutral value of every field) but what is set here.
+    let mut attr = libbpf_sys::perf_event_attr {
+        type_: libbpf_sys::PERF_TYPE_BREAKPOINT,
+        size: std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32,
+        ..Default::default()
+    };
     attr.set_inherit(1);
     attr.set_exclude_kernel(1);
     attr.set_exclude_hv(1);

@@ -270,10 +270,12 @@ struct DrivenTrigger {
 
 impl Workload for DrivenTrigger {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
-        // SAFETY: a zeroed bpf_test_run_opts with its size set is the "no
-        // input, no output" request that raw_tp test runs take.
-        let mut opts: libbpf_sys::bpf_test_run_opts = unsafe { std::mem::zeroed() };
-        opts.sz = std::mem::size_of::<libbpf_sys::bpf_test_run_opts>() as _;
+        // All zero but its size: the "no input, no output" request that
+        // raw_tp test runs take.
+        let mut opts = libbpf_sys::bpf_test_run_opts {
+            sz: std::mem::size_of::<libbpf_sys::bpf_test_run_opts>() as _,
+            ..Default::default()
+        };
         ctx.try_run(|| {
             // SAFETY: the fd is a loaded program's and opts is valid for the call.
             let rc = unsafe { libbpf_sys::bpf_prog_test_run_opts(self.driver_fd, &mut opts) };

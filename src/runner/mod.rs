@@ -549,10 +549,39 @@ mod tests {
 
     #[test]
     fn fixed_runs_do_exactly_the_work_asked() {
-        let run = run_fixed(&Spin, &unpinned(3), 100_003).unwrap();
-        assert_eq!(run.calls, 100_003);
-        assert_eq!(run.ops, 100_003);
-        assert_eq!(run.counts.hits, 100_003);
+        /// Counts its own bodies per producer, apart from the runner's
+        /// counters, and reports them (from a non-zero start) as hits.
+        struct Tally([AtomicU64; 3]);
+        impl Workload for Tally {
+            fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+                ctx.run(|| {
+                    self.0[ctx.id].fetch_add(1, Relaxed);
+                });
+                Ok(())
+            }
+            fn measure(&self, _ops: u64) -> Counts {
+                Counts {
+                    hits: self.0.iter().map(|c| c.load(Relaxed)).sum(),
+                    drops: 0,
+                }
+            }
+        }
+        let tally = Tally([AtomicU64::new(7), AtomicU64::new(0), AtomicU64::new(0)]);
+        let run = run_fixed(&tally, &unpinned(3), 100_003).unwrap();
+        let bodies: Vec<u64> = tally.0.iter().map(|c| c.load(Relaxed)).collect();
+        assert_eq!(bodies, [7 + 33_335, 33_334, 33_334]);
+        assert_eq!((run.calls, run.ops), (100_003, 100_003));
+        assert_eq!(run.counts.hits, 100_003, "the count since the start");
+
+        // A call that does several operations: calls and ops part.
+        struct Batches;
+        impl Workload for Batches {
+            fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+                ctx.try_run(|| Ok(5))
+            }
+        }
+        let run = run_fixed(&Batches, &unpinned(2), 1001).unwrap();
+        assert_eq!((run.calls, run.ops), (1001, 5005));
     }
 
     #[test]

@@ -2,13 +2,25 @@
 //! it prints, and keep probe runs from overlapping.
 #![allow(dead_code)]
 
-use std::fs::File;
+use std::fs::{self, File};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn bench_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bench"))
+}
+
+/// A fresh, empty directory for one test, named by `tag` (unique among the
+/// tests of one file) and the test process. Others may read it: a binary
+/// copied into it runs as another user too.
+pub fn tempdir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bench-test-{tag}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    dir
 }
 
 #[derive(Debug)]
@@ -83,17 +95,22 @@ pub fn assert_one_clear_line(out: &Output, code: i32, needle: &str) {
     }
 }
 
-/// Names of the tool's BPF programs that are loaded now. The kernel frees a
-/// closed program after an RCU grace period, so this waits up to ten seconds
-/// for them to go before reporting what is left.
-pub fn leftover_programs() -> Vec<String> {
+/// Names of the tool's BPF programs that are loaded at this moment.
+pub fn loaded_programs() -> Vec<String> {
     const OURS: [&str; 2] = ["count_", "drive_"];
+    libbpf_rs::query::ProgInfoIter::default()
+        .map(|p| p.name.to_string_lossy().into_owned())
+        .filter(|name| OURS.iter().any(|prefix| name.starts_with(prefix)))
+        .collect()
+}
+
+/// The tool's BPF programs still loaded. The kernel frees a closed program
+/// after an RCU grace period (a tasks-trace one for multi-uprobe links), so
+/// this waits up to ten seconds for them to go before reporting what is left.
+pub fn leftover_programs() -> Vec<String> {
     let mut left = Vec::new();
     for _ in 0..100 {
-        left = libbpf_rs::query::ProgInfoIter::default()
-            .map(|p| p.name.to_string_lossy().into_owned())
-            .filter(|name| OURS.iter().any(|prefix| name.starts_with(prefix)))
-            .collect();
+        left = loaded_programs();
         if left.is_empty() {
             break;
         }
