@@ -2,12 +2,10 @@
 //! calls the probed kernel function `--trig-batch-iters` times per run, and a
 //! counting program on that function counts every trigger.
 
-use std::os::fd::{AsFd, AsRawFd};
 use std::path::Path;
 
-use libbpf_rs::libbpf_sys;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::Link;
+use libbpf_rs::{Link, ProgramInput};
 
 use super::{Benchmark, Info};
 use crate::bpf::skel::trigger::{TriggerSkel, TriggerSkelBuilder};
@@ -242,7 +240,8 @@ impl Benchmark for KernelTrigger {
             ),
             None => None,
         };
-        let driver_fd = find(self.driver)?.as_fd().as_raw_fd();
+        // The driver is found again by each producer; check it exists now.
+        find(self.driver)?;
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
         let hits =
@@ -250,9 +249,9 @@ impl Benchmark for KernelTrigger {
         Ok(Box::new(DrivenTrigger {
             _link: link,
             hits,
-            driver_fd,
+            driver: self.driver,
             batch,
-            _skel: skel,
+            skel,
         }))
     }
 }
@@ -262,29 +261,27 @@ struct DrivenTrigger {
     // Fields drop in order: the link detaches before the object is closed.
     _link: Option<Link>,
     hits: HitCounters,
-    /// Owned by the skeleton below, which outlives every producer.
-    driver_fd: i32,
+    /// The driver program's name in `skel`.
+    driver: &'static str,
     batch: u64,
-    _skel: TriggerSkel<'static>,
+    skel: TriggerSkel<'static>,
 }
 
 impl Workload for DrivenTrigger {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
-        // All zero but its size: the "no input, no output" request that
-        // raw_tp test runs take.
-        let mut opts = libbpf_sys::bpf_test_run_opts {
-            sz: std::mem::size_of::<libbpf_sys::bpf_test_run_opts>() as _,
-            ..Default::default()
-        };
+        let driver = self
+            .skel
+            .object()
+            .progs_mut()
+            .find(|p| p.name() == self.driver)
+            .ok_or_else(|| {
+                Error::setup(format!("the trigger object has no program {}", self.driver))
+            })?;
         ctx.try_run(|| {
-            // SAFETY: the fd is a loaded program's and opts is valid for the call.
-            let rc = unsafe { libbpf_sys::bpf_prog_test_run_opts(self.driver_fd, &mut opts) };
-            if rc < 0 {
-                let err = std::io::Error::from_raw_os_error(-rc);
-                return Err(Error::runtime(format!(
-                    "BPF_PROG_TEST_RUN of the driver failed: {err}"
-                )));
-            }
+            // No input, no output: what raw_tp test runs take.
+            driver.test_run(ProgramInput::default()).map_err(|e| {
+                Error::runtime(format!("BPF_PROG_TEST_RUN of the driver failed: {e:#}"))
+            })?;
             Ok(self.batch)
         })
     }
