@@ -7,15 +7,25 @@ BENCH=$root/bench
 failures=0
 MARKDOWN=0
 JSON_DIR=
+RUNS=${RUNS:-1}
 ARGS=()
 
 # Takes the scripts' common options out of "$@"; the rest goes to ARGS.
 #   --markdown   print a Markdown table (for a commit message or a PR)
 #   --json DIR   keep one result file per benchmark in DIR, for bench compare
+#   --runs N     (or RUNS=N) N independent runs of every benchmark, interleaved
+#                round by round in one bench invocation, and bench's table of
+#                means with 95 % intervals and changes from the first
 parse_common_args() {
 	while (($#)); do
 		case $1 in
 		--markdown) MARKDOWN=1 ;;
+		--runs)
+			[[ $# -ge 2 ]] || { echo "$(basename "$0"): --runs needs a number" >&2; exit 2; }
+			RUNS=$2
+			shift
+			;;
+		--runs=*) RUNS=${1#--runs=} ;;
 		--json)
 			[[ $# -ge 2 ]] || { echo "$(basename "$0"): --json needs a directory" >&2; exit 2; }
 			JSON_DIR=$2
@@ -33,7 +43,56 @@ parse_common_args() {
 	if [[ -n $JSON_DIR ]]; then
 		mkdir -p "$JSON_DIR"
 	fi
+	if ! [[ $RUNS =~ ^[1-9][0-9]*$ ]]; then
+		echo "$(basename "$0"): --runs takes a whole number of runs, got '$RUNS'" >&2
+		exit 2
+	fi
 	return 0
+}
+
+# interleaved_table [bench options...] -- NAME...
+# With RUNS > 1: runs every NAME this kernel supports in one bench invocation,
+# RUNS rounds interleaved, and prints bench's closing table (Markdown with
+# --markdown); then one "NAME: unsupported: <why>" line per refused NAME.
+interleaved_table() {
+	local options=() names=() supported=() refused=() name verdict rc out
+	while (($#)) && [[ $1 != -- ]]; do
+		options+=("$1")
+		shift
+	done
+	shift
+	names=("$@")
+	local probed
+	probed=$("$BENCH" --probe 2>/dev/null || true)
+	for name in "${names[@]}"; do
+		verdict=$(awk -v n="$name" '$1 == n {$1 = ""; sub(/^ +/, ""); print}' <<<"$probed")
+		if [[ $verdict == ok ]]; then
+			supported+=("$name")
+		else
+			refused+=("$name: ${verdict:-unsupported: not probed}")
+		fi
+	done
+	((MARKDOWN)) && options+=(--markdown)
+	[[ -n $JSON_DIR ]] && options+=(--json "$JSON_DIR")
+	if ((${#supported[@]})); then
+		set +e
+		out=$("$BENCH" -q --runs "$RUNS" "${options[@]}" "${supported[@]}")
+		rc=$?
+		set -e
+		case $rc in
+		0) ;;
+		130 | 143) exit "$rc" ;;
+		*) failures=$((failures + 1)) ;;
+		esac
+		if ((MARKDOWN)); then
+			grep '^|' <<<"$out" || true
+		else
+			sed -n '/^Interleaved:/,$p' <<<"$out"
+		fi
+	fi
+	for name in "${refused[@]}"; do
+		printf '%s\n' "$name"
+	done
 }
 
 # Builds (if needed) before the first measurement, not during it.

@@ -3,7 +3,8 @@
 # Arguments replace the default list (names without the trig- prefix);
 # PROD_CNT sets the producer count. A benchmark this kernel cannot run says why
 # on its line, and the script goes on. --markdown prints a Markdown table;
-# --json DIR keeps one result file per benchmark in DIR, for `bench compare`.
+# --json DIR keeps one result file per benchmark in DIR, for `bench compare`;
+# --runs N (or RUNS=N) runs them N times, interleaved, ending in bench's table.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
@@ -14,6 +15,11 @@ parse_common_args "$@"
 prod_cnt=${PROD_CNT:-1}
 
 prepare_bench
+if ((RUNS > 1)); then
+	interleaved_table -w2 -d5 -a -p"$prod_cnt" -- "${benchmarks[@]/#/trig-}"
+	finish
+	exit
+fi
 table_header benchmark "throughput (mean ± sd)"
 for i in "${benchmarks[@]}"; do
 	bench_line "$i" "trig-$i" -w2 -d5 -a -p"$prod_cnt"

@@ -2,7 +2,9 @@
 # One summary line per uprobe and USDT benchmark, as the kernel's
 # run_bench_uprobes.sh. Arguments replace the default list (names without the
 # trig- prefix). --markdown prints a Markdown table; --json DIR keeps one result
-# file per benchmark in DIR, ready for `bench compare`.
+# file per benchmark in DIR, ready for `bench compare`. --runs N (or RUNS=N)
+# runs them all N times, interleaved, and prints bench's table with 95 %
+# intervals and each one's change from the first.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
@@ -11,6 +13,11 @@ parse_common_args "$@"
 ((${#ARGS[@]})) && benchmarks=("${ARGS[@]}")
 
 prepare_bench
+if ((RUNS > 1)); then
+	interleaved_table -w2 -d5 -a -- "${benchmarks[@]/#/trig-}"
+	finish
+	exit
+fi
 table_header benchmark "throughput (mean ± sd)"
 for i in "${benchmarks[@]}"; do
 	bench_line "$i" "trig-$i" -w2 -d5 -a
