@@ -24,6 +24,9 @@ pub mod skel {
     pub mod uprobe {
         include!(concat!(env!("OUT_DIR"), "/uprobe.skel.rs"));
     }
+    pub mod ringbuf {
+        include!(concat!(env!("OUT_DIR"), "/ringbuf.skel.rs"));
+    }
     pub mod usdt {
         include!(concat!(env!("OUT_DIR"), "/usdt.skel.rs"));
     }

@@ -1,6 +1,7 @@
 //! The benchmark interface and the one registry that lists every benchmark.
 
 pub mod breakpoint;
+pub mod ringbuf;
 pub mod syscall;
 pub mod trigger;
 pub mod uprobe;
@@ -27,6 +28,26 @@ pub struct BenchOption {
     pub max: u64,
     /// Why `max` is the limit, when the reason is not obvious ("" if none).
     pub why_max: &'static str,
+}
+
+impl BenchOption {
+    /// An option without a value (`--rb-b2b`): 1 when given, 0 otherwise.
+    pub const fn flag(long: &'static str, help: &'static str) -> BenchOption {
+        BenchOption {
+            long,
+            short: None,
+            value_name: "",
+            help,
+            default: 0,
+            min: 0,
+            max: 1,
+            why_max: "",
+        }
+    }
+
+    pub fn is_flag(&self) -> bool {
+        self.value_name.is_empty()
+    }
 }
 
 /// Values of the chosen benchmark's options, defaults filled in.
@@ -80,6 +101,15 @@ impl Params {
         }
         Ok(Params(values))
     }
+}
+
+/// The benchmarks that take consumers (`-c`), for messages that name them.
+pub fn consumer_takers() -> String {
+    let takers: Vec<&str> = all()
+        .filter(|b| b.has_consumers())
+        .map(|b| b.name())
+        .collect();
+    summarize_names(&takers)
 }
 
 fn summarize_names(names: &[&str]) -> String {
@@ -183,6 +213,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         trigger::BENCHES,
         syscall::BENCHES,
         breakpoint::BENCHES,
+        ringbuf::BENCHES,
     ]
     .into_iter()
     .flatten()

@@ -6,7 +6,7 @@ pub mod affinity;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -32,7 +32,11 @@ pub trait Workload: Sync {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()>;
 
     /// The consumer body, for benchmarks that have consumers; returns when
-    /// [`ConsumerCtx::should_stop`] says so.
+    /// [`ConsumerCtx::should_stop`] says so. When the run stops, a consumer
+    /// blocked in a system call (epoll_wait, say) is interrupted with EINTR,
+    /// again and again until it returns: treat EINTR as "look at
+    /// `should_stop`". Counts the consumer adds after the stop (draining what
+    /// is left) are part of a fixed-work run's result.
     fn consume(&self, _ctx: &ConsumerCtx<'_>) -> Result<()> {
         Ok(())
     }
@@ -206,6 +210,13 @@ impl ProducerCtx<'_> {
         result
     }
 
+    /// For a producer with nothing more to do (its consumers produce, say):
+    /// waits at the start line if it has not yet, then until the run stops.
+    pub fn wait_for_stop(&self) {
+        self.start();
+        self.shared.stop.wait_for(|| false);
+    }
+
     /// Waits at the start line, once.
     fn start(&self) {
         if !self.started.replace(true) {
@@ -243,10 +254,50 @@ impl ConsumerCtx<'_> {
     }
 }
 
+/// Where the runner finds a consumer thread to interrupt it.
+#[derive(Default)]
+struct ConsumerSlot {
+    thread: Mutex<Option<libc::pthread_t>>,
+    /// Set once the thread has nothing left to do but exit.
+    done: AtomicBool,
+}
+
+/// The signal that interrupts a consumer's blocking system call when the run
+/// stops. Its handler does nothing and is installed without SA_RESTART, so
+/// the call fails with EINTR instead of resuming.
+fn wake_signal() -> i32 {
+    libc::SIGRTMIN()
+}
+
+extern "C" fn on_wake_signal(_signal: libc::c_int) {}
+
+fn install_wake_handler() -> Result<()> {
+    static INSTALLED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            // SAFETY: a zeroed sigaction with an empty mask and a handler
+            // that touches nothing is a valid argument.
+            let rc = unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_wake_signal as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(wake_signal(), &action, std::ptr::null_mut())
+            };
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error().to_string())
+            }
+        })
+        .clone()
+        .map_err(|e| Error::runtime(format!("cannot install the consumers' wake-up signal: {e}")))
+}
+
 struct Shared {
     stop: StopFlag,
     gate: StartGate,
     counters: Vec<OpCounter>,
+    consumers: Vec<ConsumerSlot>,
     producers_done: AtomicUsize,
     /// When the last producer to finish its fixed share did.
     last_finish: Mutex<Option<Instant>>,
@@ -276,6 +327,31 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner())
             .is_some()
     }
+
+    /// Interrupts the consumers until every one has returned. A signal that
+    /// lands just before a consumer blocks is lost, hence the repetition.
+    fn wake_consumers_until_done(&self) {
+        loop {
+            let mut pending = false;
+            for slot in &self.consumers {
+                if slot.done.load(Relaxed) {
+                    continue;
+                }
+                pending = true;
+                let thread = *slot.thread.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(thread) = thread {
+                    // SAFETY: the thread belongs to the enclosing scope and is
+                    // not joined before this loop ends; signalling a thread
+                    // that has just exited is harmless (ESRCH).
+                    unsafe { libc::pthread_kill(thread, wake_signal()) };
+                }
+            }
+            if !pending {
+                return;
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
 }
 
 /// Runs `body` on a worker thread after pinning it; failures and panics become
@@ -296,13 +372,15 @@ fn guarded(shared: &Shared, cpu: Option<usize>, who: &str, body: impl FnOnce() -
     }
 }
 
-/// Requests the stop when dropped, so that the workers end even when the
-/// measuring thread unwinds: otherwise the scope would wait for them forever.
-struct StopOnDrop<'a>(&'a StopFlag);
+/// Requests the stop and wakes the consumers when dropped, so that the
+/// workers end even when the measuring thread unwinds: otherwise the scope
+/// would wait for them forever.
+struct StopOnDrop<'a>(&'a Shared);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.set();
+        self.0.stop.set();
+        self.0.wake_consumers_until_done();
     }
 }
 
@@ -320,10 +398,16 @@ fn with_threads<R>(
         counters: (0..placement.producers.len())
             .map(|_| OpCounter::default())
             .collect(),
+        consumers: (0..placement.consumers.len())
+            .map(|_| ConsumerSlot::default())
+            .collect(),
         producers_done: AtomicUsize::new(0),
         last_finish: Mutex::new(None),
         failure: Mutex::new(None),
     };
+    if !placement.consumers.is_empty() {
+        install_wake_handler()?;
+    }
     let result = thread::scope(|scope| {
         let mut spawned = 0usize;
         for (id, &cpu) in placement.consumers.iter().enumerate() {
@@ -331,6 +415,10 @@ fn with_threads<R>(
             let spawn = thread::Builder::new()
                 .name(format!("consumer-{id}"))
                 .spawn_scoped(scope, move || {
+                    let slot = &shared.consumers[id];
+                    // SAFETY: pthread_self has no preconditions.
+                    *slot.thread.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(unsafe { libc::pthread_self() });
                     let arrived = Cell::new(false);
                     guarded(shared, cpu, &format!("consumer {id}"), || {
                         arrived.set(true);
@@ -348,10 +436,14 @@ fn with_threads<R>(
                     if !arrived.get() {
                         shared.gate.arrive_and_wait();
                     }
+                    slot.done.store(true, Relaxed);
                 });
             match spawn {
                 Ok(_) => spawned += 1,
-                Err(e) => shared.fail(Error::runtime(format!("cannot start consumer {id}: {e}"))),
+                Err(e) => {
+                    shared.consumers[id].done.store(true, Relaxed);
+                    shared.fail(Error::runtime(format!("cannot start consumer {id}: {e}")))
+                }
             }
         }
         for (id, &cpu) in placement.producers.iter().enumerate() {
@@ -385,7 +477,7 @@ fn with_threads<R>(
         // The clock starts before the gate opens: a producer may finish a
         // short fixed run before this thread is scheduled again.
         let start = Instant::now();
-        let _stop = StopOnDrop(&shared.stop);
+        let _stop = StopOnDrop(&shared);
         shared.gate.open();
         (!shared.failed()).then(|| main(&shared, start))
     });
