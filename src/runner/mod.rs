@@ -423,9 +423,9 @@ fn with_threads<R>(
                     guarded(shared, cpu, &format!("consumer {id}"), || {
                         arrived.set(true);
                         shared.gate.arrive_and_wait();
-                        if shared.stop.is_set() {
-                            return Ok(());
-                        }
+                        // Even when the run is already over (a short fixed
+                        // run can end before a consumer is scheduled): the
+                        // consumer still drains what the producers left.
                         workload.consume(&ConsumerCtx {
                             id,
                             stop: &shared.stop,
@@ -662,6 +662,52 @@ mod tests {
         }
         let err = run_fixed(&Panics, &unpinned(1), 1).unwrap_err();
         assert_eq!(err.to_string(), "producer 0 panicked: boom");
+    }
+
+    /// A consumer that sleeps in epoll_wait on an empty set, as one waiting
+    /// on an idle buffer does: only the runner's wake-up can end its wait.
+    struct BlockedConsumer {
+        woken: AtomicU64,
+    }
+    impl Workload for BlockedConsumer {
+        fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+            ctx.wait_for_stop();
+            Ok(())
+        }
+        fn consume(&self, ctx: &ConsumerCtx<'_>) -> Result<()> {
+            // SAFETY: plain epoll calls on a descriptor this function owns.
+            let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+            assert!(epoll >= 0);
+            let mut event = libc::epoll_event { events: 0, u64: 0 };
+            while !ctx.should_stop() {
+                let n = unsafe { libc::epoll_wait(epoll, &mut event, 1, -1) };
+                assert_eq!(n, -1, "nothing can be ready");
+                assert_eq!(
+                    std::io::Error::last_os_error().raw_os_error(),
+                    Some(libc::EINTR)
+                );
+                self.woken.fetch_add(1, Relaxed);
+            }
+            unsafe { libc::close(epoll) };
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn consumers_blocked_in_epoll_are_woken_at_the_end() {
+        let workload = BlockedConsumer {
+            woken: AtomicU64::new(0),
+        };
+        let placement = place(&Affinity::None, 1, 2, &[0]).unwrap();
+        let start = Instant::now();
+        let samples = run_timed(&workload, &placement, 0, 1, &mut |_| {}).unwrap();
+        assert_eq!(samples.len(), 1);
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(workload.woken.load(Relaxed) >= 2);
     }
 
     #[test]
