@@ -4,8 +4,9 @@
 //! could not reserve or output. Names and options follow the kernel's
 //! `benchs/bench_ringbufs.c`.
 //!
-//! Each producer operation is one getpgid() system call, on which a raw
-//! tracepoint program (`bpf/ringbuf.bpf.c`) emits `--rb-batch-cnt` records.
+//! Each producer operation is one getpgid() system call, on which a program
+//! on the syscalls:sys_enter_getpgid tracepoint (`bpf/ringbuf.bpf.c`) emits
+//! `--rb-batch-cnt` records.
 //! Each consumer owns one ring buffer (the BPF side writes to ring
 //! `cpu % consumers`), or, for the perf buffer, the per-CPU buffers whose
 //! index is its id modulo the consumer count.
@@ -23,6 +24,7 @@ use super::{BenchOption, Benchmark, RunConfig};
 use crate::bpf::skel::ringbuf::{RingbufSkel, RingbufSkelBuilder};
 use crate::bpf::{self, HitCounters};
 use crate::error::{Error, Result};
+use crate::kernel;
 use crate::runner::affinity::online_cpus;
 use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
 
@@ -246,6 +248,8 @@ impl Benchmark for BufBench {
 
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
         let s = Settings::new(self.kind, config);
+        // The tracepoint's id is read from tracefs.
+        kernel::ensure_tracefs().map_err(Error::unsupported)?;
         // --probe sets up with no consumers: one ring still has to exist.
         let consumers = config.consumers.clamp(1, MAX_CONSUMERS);
         let mut open = RingbufSkelBuilder::default()
@@ -260,7 +264,6 @@ impl Benchmark for BufBench {
         rodata.use_output = u32::from(s.use_output);
         rodata.wakeup_data_size = if s.sampled { s.rate * RECORD_BYTES } else { 0 };
         rodata.nr_rings = consumers as u32;
-        rodata.syscall_nr = libc::SYS_getpgid as u64;
         rodata.tgid = std::process::id();
         if self.kind.is_ringbuf() {
             open.progs.rb_produce.set_autoload(true);
@@ -305,7 +308,7 @@ impl Benchmark for BufBench {
         };
         let link = prog
             .attach()
-            .map_err(|e| bpf::attach_error("the raw tracepoint on sys_enter", &e))?;
+            .map_err(|e| bpf::attach_error("the syscalls:sys_enter_getpgid tracepoint", &e))?;
         Ok(Box::new(BufWorkload {
             _link: link,
             epolls,
