@@ -3,17 +3,21 @@
 //! and a libbpf-rs RingBuffer polled on CPU 0 by the main thread, counting
 //! records in its callback. The yardstick for `scripts/ringbuf_overhead.sh`.
 //!
-//!     plain_ringbuf [SECONDS] [WARMUP] [BATCH]
+//!     plain_ringbuf [--b2b] [SECONDS] [WARMUP] [BATCH]
 //!
 //! Prints the consumed-record rate in M/s over SECONDS, after WARMUP seconds.
+//! With --b2b, as `--rb-b2b`: one batch to start, then the consumer emits
+//! the next one after every poll, and the producer thread does nothing else.
 //!
-//!     plain_ringbuf filter [PAIRS]
+//!     plain_ringbuf filter [ROUNDS]
 //!
 //! Measures what the family's trigger costs the other system calls of the
-//! machine: getppid() in a loop for a second with nothing attached, with the
-//! family's program on the syscalls:sys_enter_getpgid tracepoint, and with the
-//! alternative, a raw tracepoint on sys_enter whose filter rejects every
-//! getppid, in turn, PAIRS times; prints the three medians in ns per call.
+//! machine: getppid() in a loop for a quarter of a second with nothing
+//! attached, with the family's program on the syscalls:sys_enter_getpgid
+//! tracepoint, and with the alternative, a raw tracepoint on sys_enter whose
+//! filter rejects every getppid, in turn, ROUNDS times; prints the median ns
+//! per call with nothing attached and the medians of the per-round extra
+//! cost of each.
 
 use std::cell::Cell;
 use std::os::fd::{AsFd, AsRawFd};
@@ -27,12 +31,18 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{libbpf_sys, MapCore, MapFlags, MapHandle, MapType, RingBufferBuilder};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let b2b = args.first().map(String::as_str) == Some("--b2b");
+    if b2b {
+        args.remove(0);
+    }
     if args.first().map(String::as_str) == Some("filter") {
-        let pairs = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(7);
-        return match filter_cost(pairs) {
+        let rounds = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(21);
+        return match filter_cost(rounds) {
             Ok((none, tp, rawtp)) => {
-                println!("none {none:.1} tp {tp:.1} raw_tp {rawtp:.1} ns/call");
+                println!(
+                    "{none:.1} ns/call, tracepoint +{tp:.1} ns, raw tracepoint +{rawtp:.1} ns"
+                );
                 ExitCode::SUCCESS
             }
             Err(err) => {
@@ -44,7 +54,7 @@ fn main() -> ExitCode {
     let number =
         |i: usize, default: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default);
     let (secs, warmup, batch) = (number(0, 5), number(1, 1), number(2, 500));
-    match run(secs, warmup, batch as u32) {
+    match run(b2b, secs, warmup, batch as u32) {
         Ok(rate) => {
             println!("{rate:.3}");
             ExitCode::SUCCESS
@@ -70,7 +80,12 @@ fn pin(cpu: usize) -> Result<(), String> {
     }
 }
 
-fn run(secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
+fn trigger() {
+    // SAFETY: getpgid(0) has no preconditions.
+    unsafe { libc::syscall(libc::SYS_getpgid, 0) };
+}
+
+fn run(b2b: bool, secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
     bench::kernel::ensure_tracefs()?;
     let mut open = RingbufSkelBuilder::default()
         .open(object_storage())
@@ -116,9 +131,12 @@ fn run(secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
     let rate = std::thread::scope(|scope| {
         let producer = scope.spawn(|| -> Result<(), String> {
             pin(1)?;
+            if b2b {
+                trigger();
+                return Ok(());
+            }
             while !stop.load(Ordering::Relaxed) {
-                // SAFETY: getpgid(0) has no preconditions.
-                unsafe { libc::syscall(libc::SYS_getpgid, 0) };
+                trigger();
             }
             Ok(())
         });
@@ -129,6 +147,9 @@ fn run(secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
         let result = loop {
             if rb.poll(Duration::from_millis(100)).is_err() {
                 break Err("ring_buffer__poll failed".to_string());
+            }
+            if b2b {
+                trigger();
             }
             let now = Instant::now();
             let seen = count.get();
@@ -149,11 +170,11 @@ fn run(secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
     rate
 }
 
-/// ns per getppid() over one second.
+/// ns per getppid() over a quarter of a second.
 fn getppid_ns() -> f64 {
     let start = Instant::now();
     let mut calls = 0u64;
-    while start.elapsed() < Duration::from_secs(1) {
+    while start.elapsed() < Duration::from_millis(250) {
         for _ in 0..64 {
             // SAFETY: getppid has no preconditions.
             unsafe { libc::getppid() };
@@ -163,9 +184,9 @@ fn getppid_ns() -> f64 {
     start.elapsed().as_nanos() as f64 / calls as f64
 }
 
-/// Medians of ns per getppid(): nothing attached, the classic tracepoint,
-/// the raw tracepoint.
-fn filter_cost(pairs: usize) -> Result<(f64, f64, f64), String> {
+/// The median ns per getppid() with nothing attached, and the medians of the
+/// per-round extra cost with the classic and with the raw tracepoint.
+fn filter_cost(rounds: usize) -> Result<(f64, f64, f64), String> {
     bench::kernel::ensure_tracefs()?;
     let mut open = RingbufSkelBuilder::default()
         .open(object_storage())
@@ -178,17 +199,18 @@ fn filter_cost(pairs: usize) -> Result<(f64, f64, f64), String> {
     let skel = open.load().map_err(|e| e.to_string())?;
     pin(0)?;
     let (mut none, mut tp, mut rawtp) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..pairs {
-        none.push(getppid_ns());
+    for _ in 0..rounds.max(1) {
+        let base = getppid_ns();
+        none.push(base);
         let link = skel.progs.rb_produce.attach().map_err(|e| e.to_string())?;
-        tp.push(getppid_ns());
+        tp.push(getppid_ns() - base);
         drop(link);
         let link = skel
             .progs
             .rawtp_sys_enter
             .attach()
             .map_err(|e| e.to_string())?;
-        rawtp.push(getppid_ns());
+        rawtp.push(getppid_ns() - base);
         drop(link);
     }
     let median = |v: &mut Vec<f64>| {
