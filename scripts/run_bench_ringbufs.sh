@@ -7,7 +7,7 @@
 # pinned threads (-a). PROD_LIST sets the producer counts of the last two
 # sections (default: the kernel script's, 1 to 52); WD sets warm-up and
 # duration (default "-w2 -d5"). --markdown prints Markdown tables; --json DIR
-# keeps one result file per line in DIR, for `bench compare`. The kernel's
+# keeps one result file per line in DIR (SECTION-LABEL.json), for `bench compare`. The kernel's
 # overwrite-mode section (--rb-overwrite, no consumer) is not part of it.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
@@ -17,8 +17,10 @@ parse_common_args "$@"
 read -r -a prods <<<"${PROD_LIST:-1 2 3 4 8 12 16 20 24 28 32 36 40 44 48 52}"
 read -r -a wd <<<"${WD:--w2 -d5}"
 consumers=(rb-libbpf rb-custom pb-libbpf pb-custom)
+section_no=0
 
 section() { # title
+	section_no=$((section_no + 1))
 	if ((MARKDOWN)); then
 		printf '\n### %s\n\n' "$1"
 		table_header case "hits (mean ± sd)" "drops (mean ± sd)"
@@ -32,7 +34,7 @@ section() { # title
 rb_line() {
 	local label=$1 summary hits drops
 	shift
-	JSON_NAME=$(tr -c 'A-Za-z0-9_-' '_' <<<"$label" | sed 's/_*$//')
+	JSON_NAME=$section_no-$(tr -c 'A-Za-z0-9_-' '_' <<<"$label" | sed 's/_*$//')
 	bench_run "$@" -c1 "${wd[@]}" -a
 	if [[ $BENCH_VERDICT == ok ]]; then
 		summary=$(tail -n1 <<<"$BENCH_OUT")
