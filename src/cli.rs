@@ -193,6 +193,16 @@ fn cpu_list(text: &str) -> std::result::Result<CpuList, String> {
 fn command() -> clap::Command {
     let mut cmd = Cli::command();
     for option in benches::all_options() {
+        if option.is_flag() {
+            cmd = cmd.arg(
+                Arg::new(option.long)
+                    .long(option.long)
+                    .help(option.help)
+                    .help_heading("Benchmark options")
+                    .action(ArgAction::SetTrue),
+            );
+            continue;
+        }
         let mut arg = Arg::new(option.long)
             .long(option.long)
             .value_name(option.value_name)
@@ -361,8 +371,9 @@ fn bench_request(
     };
     if cli.consumers > 0 && !bench.has_consumers() {
         return Err(Error::usage(format!(
-            "{} has no consumers, so -c/--consumers must be 0",
-            bench.name()
+            "{} has no consumers, so -c/--consumers must be 0 (it is taken by {})",
+            bench.name(),
+            benches::consumer_takers()
         )));
     }
     let config = RunConfig {
@@ -388,7 +399,13 @@ fn bench_request(
 fn given_options(matches: &ArgMatches) -> Vec<(&'static str, u64)> {
     benches::all_options()
         .into_iter()
-        .filter_map(|o| matches.get_one::<u64>(o.long).map(|&v| (o.long, v)))
+        .filter_map(|o| {
+            if o.is_flag() {
+                matches.get_flag(o.long).then_some((o.long, 1))
+            } else {
+                matches.get_one::<u64>(o.long).map(|&v| (o.long, v))
+            }
+        })
         .collect()
 }
 

@@ -34,6 +34,26 @@ pub struct BenchOption {
     pub why_max: &'static str,
 }
 
+impl BenchOption {
+    /// An option without a value (`--rb-b2b`): 1 when given, 0 otherwise.
+    pub const fn flag(long: &'static str, help: &'static str) -> BenchOption {
+        BenchOption {
+            long,
+            short: None,
+            value_name: "",
+            help,
+            default: 0,
+            min: 0,
+            max: 1,
+            why_max: "",
+        }
+    }
+
+    pub fn is_flag(&self) -> bool {
+        self.value_name.is_empty()
+    }
+}
+
 /// Values of the chosen benchmark's options, every declared one filled in
 /// (built by `benches::resolve_params`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -6,6 +6,7 @@
 //! prints: `report/` turns a benchmark's [`Metric`] into lines.
 
 pub mod breakpoint;
+pub mod ringbuf;
 pub mod syscall;
 pub mod trigger;
 pub mod uprobe;
@@ -139,6 +140,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         trigger::BENCHES,
         syscall::BENCHES,
         breakpoint::BENCHES,
+        ringbuf::BENCHES,
     ]
     .into_iter()
     .flatten()
@@ -184,6 +186,15 @@ pub fn resolve_params(bench: &dyn Benchmark, given: &[(&'static str, u64)]) -> R
         values.insert(option.long, value);
     }
     Ok(Params::new(values))
+}
+
+/// The benchmarks that take consumers (`-c`), for messages that name them.
+pub fn consumer_takers() -> String {
+    let takers: Vec<&str> = all()
+        .filter(|b| b.has_consumers())
+        .map(|b| b.name())
+        .collect();
+    summarize_names(&takers)
 }
 
 /// A few names for a message: all of them, or the first three and a count.

@@ -6,7 +6,7 @@ pub mod affinity;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -51,7 +51,11 @@ pub trait Workload: Sync {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()>;
 
     /// The consumer body, for benchmarks that have consumers; returns when
-    /// [`ConsumerCtx::should_stop`] says so.
+    /// [`ConsumerCtx::should_stop`] says so. When the run stops, a consumer
+    /// blocked in a system call (epoll_wait, say) is interrupted with EINTR,
+    /// again and again until it returns: treat EINTR as "look at
+    /// `should_stop`". Counts the consumer adds after the stop (draining what
+    /// is left) are part of a fixed-work run's result.
     fn consume(&self, _ctx: &ConsumerCtx<'_>) -> Result<()> {
         Ok(())
     }
@@ -225,6 +229,13 @@ impl ProducerCtx<'_> {
         result
     }
 
+    /// For a producer with nothing more to do (its consumers produce, say):
+    /// waits at the start line if it has not yet, then until the run stops.
+    pub fn wait_for_stop(&self) {
+        self.start();
+        self.shared.stop.wait_for(|| false);
+    }
+
     /// Waits at the start line, once.
     fn start(&self) {
         if !self.started.replace(true) {
@@ -262,10 +273,50 @@ impl ConsumerCtx<'_> {
     }
 }
 
+/// Where the runner finds a consumer thread to interrupt it.
+#[derive(Default)]
+struct ConsumerSlot {
+    thread: Mutex<Option<libc::pthread_t>>,
+    /// Set once the thread has nothing left to do but exit.
+    done: AtomicBool,
+}
+
+/// The signal that interrupts a consumer's blocking system call when the run
+/// stops. Its handler does nothing and is installed without SA_RESTART, so
+/// the call fails with EINTR instead of resuming.
+fn wake_signal() -> i32 {
+    libc::SIGRTMIN()
+}
+
+extern "C" fn on_wake_signal(_signal: libc::c_int) {}
+
+fn install_wake_handler() -> Result<()> {
+    static INSTALLED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            // SAFETY: a zeroed sigaction with an empty mask and a handler
+            // that touches nothing is a valid argument.
+            let rc = unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_wake_signal as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(wake_signal(), &action, std::ptr::null_mut())
+            };
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error().to_string())
+            }
+        })
+        .clone()
+        .map_err(|e| Error::runtime(format!("cannot install the consumers' wake-up signal: {e}")))
+}
+
 struct Shared {
     stop: StopFlag,
     gate: StartGate,
     counters: Vec<OpCounter>,
+    consumers: Vec<ConsumerSlot>,
     producers_done: AtomicUsize,
     /// When the last producer to finish its fixed share did.
     last_finish: Mutex<Option<Instant>>,
@@ -295,6 +346,31 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner())
             .is_some()
     }
+
+    /// Interrupts the consumers until every one has returned. A signal that
+    /// lands just before a consumer blocks is lost, hence the repetition.
+    fn wake_consumers_until_done(&self) {
+        loop {
+            let mut pending = false;
+            for slot in &self.consumers {
+                if slot.done.load(Relaxed) {
+                    continue;
+                }
+                pending = true;
+                let thread = *slot.thread.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(thread) = thread {
+                    // SAFETY: the thread belongs to the enclosing scope and is
+                    // not joined before this loop ends; signalling a thread
+                    // that has just exited is harmless (ESRCH).
+                    unsafe { libc::pthread_kill(thread, wake_signal()) };
+                }
+            }
+            if !pending {
+                return;
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
 }
 
 /// Runs `body` on a worker thread after pinning it; failures and panics become
@@ -315,13 +391,15 @@ fn guarded(shared: &Shared, cpu: Option<usize>, who: &str, body: impl FnOnce() -
     }
 }
 
-/// Requests the stop when dropped, so that the workers end even when the
-/// measuring thread unwinds: otherwise the scope would wait for them forever.
-struct StopOnDrop<'a>(&'a StopFlag);
+/// Requests the stop and wakes the consumers when dropped, so that the
+/// workers end even when the measuring thread unwinds: otherwise the scope
+/// would wait for them forever.
+struct StopOnDrop<'a>(&'a Shared);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.set();
+        self.0.stop.set();
+        self.0.wake_consumers_until_done();
     }
 }
 
@@ -339,10 +417,16 @@ fn with_threads<R>(
         counters: (0..placement.producers.len())
             .map(|_| OpCounter::default())
             .collect(),
+        consumers: (0..placement.consumers.len())
+            .map(|_| ConsumerSlot::default())
+            .collect(),
         producers_done: AtomicUsize::new(0),
         last_finish: Mutex::new(None),
         failure: Mutex::new(None),
     };
+    if !placement.consumers.is_empty() {
+        install_wake_handler()?;
+    }
     let result = thread::scope(|scope| {
         let mut spawned = 0usize;
         for (id, &cpu) in placement.consumers.iter().enumerate() {
@@ -350,13 +434,17 @@ fn with_threads<R>(
             let spawn = thread::Builder::new()
                 .name(format!("consumer-{id}"))
                 .spawn_scoped(scope, move || {
+                    let slot = &shared.consumers[id];
+                    // SAFETY: pthread_self has no preconditions.
+                    *slot.thread.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(unsafe { libc::pthread_self() });
                     let arrived = Cell::new(false);
                     guarded(shared, cpu, &format!("consumer {id}"), || {
                         arrived.set(true);
                         shared.gate.arrive_and_wait();
-                        if shared.stop.is_set() {
-                            return Ok(());
-                        }
+                        // Even when the run is already over (a short fixed
+                        // run can end before a consumer is scheduled): the
+                        // consumer still drains what the producers left.
                         workload.consume(&ConsumerCtx {
                             id,
                             stop: &shared.stop,
@@ -367,10 +455,14 @@ fn with_threads<R>(
                     if !arrived.get() {
                         shared.gate.arrive_and_wait();
                     }
+                    slot.done.store(true, Relaxed);
                 });
             match spawn {
                 Ok(_) => spawned += 1,
-                Err(e) => shared.fail(Error::runtime(format!("cannot start consumer {id}: {e}"))),
+                Err(e) => {
+                    shared.consumers[id].done.store(true, Relaxed);
+                    shared.fail(Error::runtime(format!("cannot start consumer {id}: {e}")))
+                }
             }
         }
         for (id, &cpu) in placement.producers.iter().enumerate() {
@@ -404,7 +496,7 @@ fn with_threads<R>(
         // The clock starts before the gate opens: a producer may finish a
         // short fixed run before this thread is scheduled again.
         let start = Instant::now();
-        let _stop = StopOnDrop(&shared.stop);
+        let _stop = StopOnDrop(&shared);
         shared.gate.open();
         (!shared.failed()).then(|| main(&shared, start))
     });
@@ -618,6 +710,52 @@ mod tests {
         }
         let err = run_fixed(&Panics, &unpinned(1), 1).unwrap_err();
         assert_eq!(err.to_string(), "producer 0 panicked: boom");
+    }
+
+    /// A consumer that sleeps in epoll_wait on an empty set, as one waiting
+    /// on an idle buffer does: only the runner's wake-up can end its wait.
+    struct BlockedConsumer {
+        woken: AtomicU64,
+    }
+    impl Workload for BlockedConsumer {
+        fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+            ctx.wait_for_stop();
+            Ok(())
+        }
+        fn consume(&self, ctx: &ConsumerCtx<'_>) -> Result<()> {
+            // SAFETY: plain epoll calls on a descriptor this function owns.
+            let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+            assert!(epoll >= 0);
+            let mut event = libc::epoll_event { events: 0, u64: 0 };
+            while !ctx.should_stop() {
+                let n = unsafe { libc::epoll_wait(epoll, &mut event, 1, -1) };
+                assert_eq!(n, -1, "nothing can be ready");
+                assert_eq!(
+                    std::io::Error::last_os_error().raw_os_error(),
+                    Some(libc::EINTR)
+                );
+                self.woken.fetch_add(1, Relaxed);
+            }
+            unsafe { libc::close(epoll) };
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn consumers_blocked_in_epoll_are_woken_at_the_end() {
+        let workload = BlockedConsumer {
+            woken: AtomicU64::new(0),
+        };
+        let placement = place(&Affinity::None, 1, 2, &[0]).unwrap();
+        let start = Instant::now();
+        let samples = run_timed(&workload, &placement, 0, 1, &mut |_| {}).unwrap();
+        assert_eq!(samples.len(), 1);
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(workload.woken.load(Relaxed) >= 2);
     }
 
     #[test]
