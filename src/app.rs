@@ -6,7 +6,7 @@
 
 use crate::benches::{self, Benchmark};
 use crate::bpf;
-use crate::config::{JsonTarget, Outputs, RunConfig, RunRequest};
+use crate::config::{OutputTarget, Outputs, RunConfig, RunRequest};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::report::console::Console;
@@ -14,7 +14,7 @@ use crate::report::csv::Csv;
 use crate::report::json::Json;
 use crate::report::plot::Svg;
 use crate::report::reporter::Reporter;
-use crate::report::{text, Exporter};
+use crate::report::{output, text, Exporter};
 use crate::results::{self, Context, Options, ResultFile, RunRecord, SweepInfo, Tool};
 use crate::runner::affinity::{self, Placement};
 use crate::runner::{self, Phase};
@@ -24,7 +24,7 @@ use crate::sweep;
 pub fn run(request: &RunRequest) -> Result<()> {
     bpf::init_logging(request.verbose);
     let plan = plan(request)?;
-    let mut console = Console::new(request.outputs.json == Some(JsonTarget::Stdout));
+    let mut console = Console::new(request.outputs.stdout_taken());
     let execution = execute(&plan, &mut console, request.quiet);
     publish(request, &plan, execution, &mut console)
 }
@@ -87,7 +87,7 @@ fn plan(request: &RunRequest) -> Result<Plan> {
         .collect::<Result<Vec<_>>>()?;
     check_outputs(&request.outputs)?;
     if bench.needs_bpf() {
-        bpf::check_privileges(bench.name())?;
+        bpf::check_privileges(bench.name(), bench.needs())?;
     }
     let threads = points
         .iter()
@@ -101,41 +101,18 @@ fn plan(request: &RunRequest) -> Result<Plan> {
         bench,
         reporter: Reporter::new(bench),
         points,
-        sweep_param: request.sweep.as_ref().map(|s| s.param.clone()),
+        sweep_param: request.sweep.as_ref().map(|s| s.param.name().to_string()),
         context: Context::gather(&online),
     })
 }
 
-/// Refuses output paths that cannot be written: a run must not be lost to a
-/// typo in a file name.
+/// Refuses output paths that cannot be written, before anything runs: a run
+/// must not be lost to a typo in a file name or a directory it cannot write.
 fn check_outputs(outputs: &Outputs) -> Result<()> {
-    let json = match &outputs.json {
-        Some(JsonTarget::File(path)) => Some(path),
-        _ => None,
-    };
-    for (flag, path) in [
-        ("--json", json),
-        ("--csv", outputs.csv.as_ref()),
-        ("--plot", outputs.plot.as_ref()),
-    ] {
-        let Some(path) = path else { continue };
-        if path.file_name().is_none() || path.is_dir() {
-            return Err(Error::usage(format!(
-                "{flag} {} names no file",
-                path.display()
-            )));
-        }
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => std::path::Path::new("."),
-        };
-        if !dir.is_dir() {
-            return Err(Error::usage(format!(
-                "{flag} {}: the directory {} does not exist",
-                path.display(),
-                dir.display()
-            )));
-        }
+    for (flag, path) in outputs.files() {
+        output::prove_writable(path).map_err(|why| {
+            Error::usage(format!("{flag} {} cannot be written: {why}", path.display()))
+        })?;
     }
     Ok(())
 }
@@ -203,7 +180,7 @@ fn publish(
             .collect();
         for line in plan
             .reporter
-            .sweep_table(&spec.param, &rows, sweep::is_producers(spec))
+            .sweep_table(spec.param.name(), &rows, sweep::is_producers(spec))
         {
             console.line(&line);
         }
@@ -216,26 +193,24 @@ fn publish(
         benchmark: plan.bench.name().to_string(),
         options: Options::from_config(&request.config),
         sweep: request.sweep.as_ref().map(|s| SweepInfo {
-            param: s.param.clone(),
+            param: s.param.name().to_string(),
             values: s.values.clone(),
         }),
         partial: interrupted.is_some() || failure.is_some(),
         runs,
     };
     let outputs = &request.outputs;
-    if let Some(path) = &outputs.csv {
-        Csv.export(&result, path)?;
+    if let Some(target) = &outputs.csv {
+        Csv.export(&result, target)?;
     }
-    match &outputs.json {
-        Some(JsonTarget::File(path)) => Json.export(&result, path)?,
-        Some(JsonTarget::Stdout) => print!("{}", result.to_json()),
-        None => {}
+    if let Some(target) = &outputs.json {
+        Json.export(&result, target)?;
     }
     if let Some(path) = &outputs.plot {
         Svg {
             reporter: plan.reporter,
         }
-        .export(&result, path)?;
+        .export(&result, &OutputTarget::File(path.clone()))?;
     }
     match (failure, interrupted) {
         (Some(err), _) => Err(err),
@@ -313,8 +288,9 @@ fn one_run(
         config.warmup_secs,
         config.duration_secs,
         &mut |sample| {
-            console.line(&reporter.tick(sample, config.producers));
+            // The bar first, so that it redraws in its new state under the line.
             console.advance(sample);
+            console.line(&reporter.tick(sample, config.producers));
         },
     );
     console.finish_bar();

@@ -13,6 +13,7 @@ pub mod usdt;
 
 use std::collections::BTreeMap;
 
+use crate::bpf::Needs;
 use crate::config::{BenchOption, Params, RunConfig};
 use crate::error::{Error, Result};
 use crate::runner::Workload;
@@ -54,8 +55,8 @@ pub struct Info {
     pub metric: Metric,
     /// The benchmark's own options.
     pub options: &'static [BenchOption],
-    /// Set-up loads BPF programs (and so needs privileges).
-    pub needs_bpf: bool,
+    /// What set-up asks of the kernel, and so the privileges it needs.
+    pub needs: Needs,
     /// The benchmark has a consumer body (`-c`).
     pub consumers: bool,
     /// Another name its users know `--producers` by (perf's `--parallelism`).
@@ -70,17 +71,14 @@ impl Info {
             description,
             metric: Metric::Hits,
             options: &[],
-            needs_bpf: false,
+            needs: Needs::Nothing,
             consumers: false,
             producers_alias: None,
         }
     }
 
-    pub const fn bpf(self) -> Info {
-        Info {
-            needs_bpf: true,
-            ..self
-        }
+    pub const fn needs(self, needs: Needs) -> Info {
+        Info { needs, ..self }
     }
 
     pub const fn options(self, options: &'static [BenchOption]) -> Info {
@@ -115,8 +113,11 @@ impl dyn Benchmark + '_ {
     pub fn options(&self) -> &'static [BenchOption] {
         self.info().options
     }
+    pub fn needs(&self) -> Needs {
+        self.info().needs
+    }
     pub fn needs_bpf(&self) -> bool {
-        self.info().needs_bpf
+        self.info().needs != Needs::Nothing
     }
     pub fn has_consumers(&self) -> bool {
         self.info().consumers
