@@ -111,7 +111,10 @@ fn plan(request: &RunRequest) -> Result<Plan> {
 fn check_outputs(outputs: &Outputs) -> Result<()> {
     for (flag, path) in outputs.files() {
         output::prove_writable(path).map_err(|why| {
-            Error::usage(format!("{flag} {} cannot be written: {why}", path.display()))
+            Error::usage(format!(
+                "{flag} {} cannot be written: {why}",
+                path.display()
+            ))
         })?;
     }
     Ok(())

@@ -43,11 +43,14 @@ pub enum Cap {
     Bpf,
     Perfmon,
     SysAdmin,
+    /// To read tracefs, which is root's alone.
+    DacReadSearch,
 }
 
 impl Cap {
     fn bit(self) -> u32 {
         match self {
+            Cap::DacReadSearch => 2,
             Cap::SysAdmin => 21,
             Cap::Perfmon => 38,
             Cap::Bpf => 39,
@@ -59,14 +62,22 @@ impl Cap {
             Cap::Bpf => "CAP_BPF",
             Cap::Perfmon => "CAP_PERFMON",
             Cap::SysAdmin => "CAP_SYS_ADMIN",
+            Cap::DacReadSearch => "CAP_DAC_READ_SEARCH",
         }
     }
 
-    /// Whether a process with the capability bits `caps` has it: the kernel's
-    /// bpf_capable() and perfmon_capable() also accept CAP_SYS_ADMIN.
+    /// Whether a process with the capability bits `caps` has it, or one the
+    /// kernel takes instead: bpf_capable() and perfmon_capable() accept
+    /// CAP_SYS_ADMIN; CAP_DAC_OVERRIDE reads any file too.
     fn held_in(self, caps: u64) -> bool {
-        let has = |cap: Cap| caps & (1u64 << cap.bit()) != 0;
-        has(self) || has(Cap::SysAdmin)
+        let has = |bit: u32| caps & (1u64 << bit) != 0;
+        const CAP_DAC_OVERRIDE: u32 = 1;
+        has(self.bit())
+            || match self {
+                Cap::Bpf | Cap::Perfmon => has(Cap::SysAdmin.bit()),
+                Cap::DacReadSearch => has(CAP_DAC_OVERRIDE),
+                Cap::SysAdmin => false,
+            }
     }
 }
 
@@ -90,7 +101,7 @@ pub enum Needs {
     KprobeEvent,
     /// Loads a BPF program and attaches it to a tracepoint perf event, whose
     /// id is read from tracefs (mounted in a private mount namespace when it
-    /// is not mounted).
+    /// is not mounted: CAP_SYS_ADMIN), a file system only root may read.
     TracepointEvent,
 }
 
@@ -114,7 +125,8 @@ impl Needs {
         match self {
             Needs::Nothing => &[],
             Needs::RunProgram | Needs::Link | Needs::KprobeEvent => &[Cap::Bpf, Cap::Perfmon],
-            Needs::UprobeEvent | Needs::TracepointEvent => &[Cap::SysAdmin],
+            Needs::UprobeEvent => &[Cap::SysAdmin],
+            Needs::TracepointEvent => &[Cap::SysAdmin, Cap::DacReadSearch],
         }
     }
 
@@ -190,6 +202,14 @@ fn errno_name(errno: i32) -> String {
 /// set-up error.
 pub fn load_error(what: &str, err: &libbpf_rs::Error) -> Error {
     match errno(err) {
+        // Without every capability, a refusal is most likely for want of one.
+        Some(code @ (libc::EPERM | libc::EACCES)) if !fully_privileged() => {
+            Error::Permission(format!(
+                "the kernel refused to load {what} ({}): loading needs CAP_BPF and \
+                 CAP_PERFMON, or CAP_SYS_ADMIN: run it as root (sudo)",
+                errno_name(code)
+            ))
+        }
         Some(libc::EPERM) | Some(libc::EACCES) => Error::unsupported(format!(
             "the kernel refused to load {what} (EPERM: lockdown or an LSM)"
         )),
@@ -210,8 +230,8 @@ pub fn attach_error(what: &str, err: &libbpf_rs::Error) -> Error {
                 errno_name(code)
             ))
         }
-        // perf_event_open's capability checks answer EACCES: without
-        // CAP_SYS_ADMIN that is the likely reason, not lockdown.
+        // perf_event_open's capability checks answer EACCES (uprobe perf
+        // events need CAP_SYS_ADMIN): without it, that is the likely reason.
         Some(libc::EACCES) if !fully_privileged() => Error::Permission(format!(
             "the kernel refused to attach {what} (EACCES): it needs CAP_SYS_ADMIN here, \
              which this process lacks (perf_event_paranoid is {}): run it as root (sudo)",

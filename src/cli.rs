@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
-use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{
+    Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+};
 
 use crate::benches::{self, Benchmark};
 use crate::compare::CompareArgs;
@@ -276,9 +278,13 @@ pub fn command() -> clap::Command {
              4 unsupported by this kernel, 5 set-up refused, 6 regression (compare), 130/143 \
              interrupted by SIGINT/SIGTERM."
         ))
-        .mut_arg("consumers", |a| a.help(format!("Consumer threads ({takers}).")))
+        .mut_arg("consumers", |a| {
+            a.help(format!("Consumer threads ({takers})."))
+        })
         .mut_arg("cons_affinity", |a| {
-            a.help(format!("Pin consumers to these CPUs (implies -a; {takers})."))
+            a.help(format!(
+                "Pin consumers to these CPUs (implies -a; {takers})."
+            ))
         });
     for option in benches::all_options() {
         let mut arg = Arg::new(option.long)
@@ -306,7 +312,10 @@ pub fn command() -> clap::Command {
 /// included) but not the usage dump.
 pub fn clap_outcome(err: &clap::Error) -> Result<String> {
     let rendered = err.render().to_string();
-    if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
         return Ok(rendered);
     }
     let mut kept = Vec::new();
@@ -316,9 +325,7 @@ pub fn clap_outcome(err: &clap::Error) -> Result<String> {
             in_usage = true;
         } else if in_usage && line.trim().is_empty() {
             in_usage = false;
-        } else if !in_usage
-            && !line.trim().is_empty()
-            && !line.starts_with("For more information")
+        } else if !in_usage && !line.trim().is_empty() && !line.starts_with("For more information")
         {
             kept.push(line.trim_end());
         }
@@ -350,8 +357,11 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         Ok(matches) => matches,
         Err(err) => return clap_outcome(&err).map(Command::Print),
     };
-    let cli = Cli::from_arg_matches(&matches)
-        .map_err(|e| clap_outcome(&e).err().unwrap_or_else(|| Error::usage("invalid command line")))?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| {
+        clap_outcome(&e)
+            .err()
+            .unwrap_or_else(|| Error::usage("invalid command line"))
+    })?;
     if let Some(sub) = matches.subcommand_name() {
         // Only -q and -v are shared; anything else before the command
         // belongs to a run and would be silently dropped.
@@ -535,7 +545,10 @@ fn check_outputs(outputs: &Outputs) -> Result<()> {
         ));
     }
     if let Some(plot) = &outputs.plot {
-        if plot.extension().is_none_or(|x| !x.eq_ignore_ascii_case("svg")) {
+        if plot
+            .extension()
+            .is_none_or(|x| !x.eq_ignore_ascii_case("svg"))
+        {
             return Err(Error::usage(format!(
                 "--plot writes SVG: give a file name ending in .svg, not {}",
                 plot.display()
@@ -595,7 +608,12 @@ pub fn man_page() -> Result<Vec<u8>> {
     let mut page = Vec::new();
     clap_mangen::Man::new(command())
         .render(&mut page)
-        .map_err(|e| Error::runtime(format!("cannot render the man page: {}", output::reason(&e))))?;
+        .map_err(|e| {
+            Error::runtime(format!(
+                "cannot render the man page: {}",
+                output::reason(&e)
+            ))
+        })?;
     Ok(page)
 }
 

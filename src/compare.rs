@@ -85,9 +85,10 @@ impl Entry {
     }
 
     fn file_name(&self) -> String {
-        self.file
-            .file_name()
-            .map_or_else(|| self.file.display().to_string(), |n| n.to_string_lossy().into_owned())
+        self.file.file_name().map_or_else(
+            || self.file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
     }
 
     /// The headline rate of each measured second, as the Reporter ranks the
@@ -224,7 +225,8 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
                 format!("{} vs {}", o.label(), n.label())
             };
             // Two files of one benchmark on a side: say which row is which.
-            let repeated = |side: &[Entry], e: &Entry| side.iter().filter(|x| x.key() == e.key()).count() > 1;
+            let repeated =
+                |side: &[Entry], e: &Entry| side.iter().filter(|x| x.key() == e.key()).count() > 1;
             if repeated(&old, o) || repeated(&new, n) {
                 label = format!("{label} ({} vs {})", o.file_name(), n.file_name());
             }

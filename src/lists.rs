@@ -26,7 +26,10 @@ pub fn parse_ranges(
     for part in text.split(',') {
         let part = part.trim();
         // `-1` is a negative number, not a range with no start.
-        match part.split_once(syntax.range).filter(|(lo, _)| !lo.trim().is_empty()) {
+        match part
+            .split_once(syntax.range)
+            .filter(|(lo, _)| !lo.trim().is_empty())
+        {
             Some((lo, hi)) => {
                 let (lo, hi) = (number(lo)?, number(hi)?);
                 if lo > hi {

@@ -130,7 +130,12 @@ mod tests {
     fn parameters_resolve_against_the_benchmark() {
         let thread = benches::find("breakpoint-thread").unwrap();
         let spec = resolve(&parse_spec("parallelism=1,2").unwrap(), thread).unwrap();
-        assert_eq!(spec.param, SweepParam::Producers { name: "parallelism" });
+        assert_eq!(
+            spec.param,
+            SweepParam::Producers {
+                name: "parallelism"
+            }
+        );
         let spec = resolve(&parse_spec("threads=1,2").unwrap(), thread).unwrap();
         assert!(matches!(spec.param, SweepParam::Option(o) if o.long == "threads"));
         let nop = benches::find("trig-uprobe-nop").unwrap();

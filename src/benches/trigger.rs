@@ -10,8 +10,8 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::Link;
 
 use super::{Benchmark, Info};
-use crate::bpf::Needs;
 use crate::bpf::skel::trigger::{TriggerSkel, TriggerSkelBuilder};
+use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::{BenchOption, RunConfig};
 use crate::error::{Error, Result};

@@ -7,8 +7,8 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, UprobeMultiOpts, UprobeOpts};
 
 use super::{Benchmark, Info};
-use crate::bpf::Needs;
 use crate::bpf::skel::uprobe::UprobeSkelBuilder;
+use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};

@@ -7,8 +7,8 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
 use super::uprobe::ProbedTarget;
 use super::{Benchmark, Info};
-use crate::bpf::Needs;
 use crate::bpf::skel::usdt::UsdtSkelBuilder;
+use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::RunConfig;
 use crate::error::Result;
@@ -21,7 +21,8 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         target: Target::UsdtNop,
     },
     &UsdtBench {
-        info: Info::hits("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop").needs(Needs::Link),
+        info: Info::hits("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop")
+            .needs(Needs::Link),
         target: Target::UsdtNop5,
     },
 ];

@@ -8,7 +8,8 @@ pub fn list_lines() -> Vec<String> {
     let width = benches::all().map(|b| b.name().len()).max().unwrap_or(0);
     let mut lines = vec!["Available benchmarks:".to_string()];
     lines.extend(
-        benches::all().map(|b: &dyn Benchmark| format!("  {:width$}  {}", b.name(), b.description())),
+        benches::all()
+            .map(|b: &dyn Benchmark| format!("  {:width$}  {}", b.name(), b.description())),
     );
     lines
 }

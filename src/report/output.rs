@@ -149,11 +149,14 @@ fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
 /// symlink is followed and its target replaced so; a device, FIFO or
 /// descriptor name is opened and written in place.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let fail = |e: io::Error| Error::runtime(format!("cannot write {}: {}", path.display(), reason(&e)));
+    let fail =
+        |e: io::Error| Error::runtime(format!("cannot write {}: {}", path.display(), reason(&e)));
     match destination(path).map_err(fail)? {
         Destination::Stream(target) => {
             let mut file = OpenOptions::new().write(true).open(target).map_err(fail)?;
-            file.write_all(bytes).and_then(|()| file.flush()).map_err(fail)
+            file.write_all(bytes)
+                .and_then(|()| file.flush())
+                .map_err(fail)
         }
         Destination::Regular(target) => {
             let mut temp = temporary_beside(&target).map_err(fail)?;
@@ -182,26 +185,30 @@ pub fn prove_writable(path: &Path) -> std::result::Result<(), String> {
     }
     match destination(path).map_err(|e| reason(&e))? {
         Destination::Stream(target) => {
-            // A FIFO without a reader yet would block the open: O_NONBLOCK
-            // makes that ENXIO, which is not a reason to refuse.
-            match OpenOptions::new()
+            // Opening a FIFO would hand its reader an end of file: ask the
+            // kernel about permission instead.
+            if fs::metadata(&target).is_ok_and(|m| m.file_type().is_fifo()) {
+                let name = std::ffi::CString::new(target.as_os_str().as_encoded_bytes())
+                    .map_err(|_| "the path holds a NUL byte".to_string())?;
+                // SAFETY: a NUL-terminated path; access() only reads it.
+                if unsafe { libc::access(name.as_ptr(), libc::W_OK) } != 0 {
+                    return Err(reason(&io::Error::last_os_error()));
+                }
+                return Ok(());
+            }
+            OpenOptions::new()
                 .write(true)
                 .custom_flags(libc::O_NONBLOCK)
                 .open(&target)
-            {
-                Ok(_) => Ok(()),
-                Err(err) if err.raw_os_error() == Some(libc::ENXIO) => Ok(()),
-                Err(err) => Err(reason(&err)),
-            }
+                .map(drop)
+                .map_err(|e| reason(&e))
         }
         Destination::Regular(target) => {
             let dir = directory_of(&target);
             if !dir.is_dir() {
                 return Err(format!("the directory {} does not exist", dir.display()));
             }
-            temporary_beside(&target)
-                .map(drop)
-                .map_err(|e| reason(&e))
+            temporary_beside(&target).map(drop).map_err(|e| reason(&e))
         }
     }
 }
