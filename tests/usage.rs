@@ -409,3 +409,24 @@ fn the_man_page_is_valid_roff() {
         String::from_utf8_lossy(&checked.stderr)
     );
 }
+
+#[test]
+fn the_progress_bar_says_measuring_once_warm_up_is_over() {
+    // The bar is drawn only on a terminal: run under script(1)'s pty.
+    let command = format!("{} -w1 -d2 trig-syscall-count", bench_bin().display());
+    let out = run_cmd({
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &command, "/dev/null"]);
+        cmd
+    });
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let screen = out.stdout;
+    let warm_up_line = screen.find("Iter   0").expect("the warm-up iteration");
+    assert!(screen[..warm_up_line].contains("warm-up"), "{screen}");
+    let after = &screen[warm_up_line..];
+    assert!(
+        !after.contains("warm-up"),
+        "the bar still says warm-up: {after}"
+    );
+    assert!(after.contains("measuring"), "{after}");
+}
