@@ -236,3 +236,23 @@ fn run_bin_in(dir: &Path, args: &[&str]) -> Output {
     cmd.current_dir(dir).args(args);
     run_cmd(cmd)
 }
+
+#[test]
+fn a_descriptor_name_is_written_at_the_descriptor() {
+    // `--json /dev/stdout > file`: the JSON follows the text in the file, as
+    // a redirection means, rather than overwriting it from the start.
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out.txt");
+    let status = Command::new(bench_bin())
+        .args(["-w0", "-d1", "--json", "/dev/stdout", "trig-syscall-count"])
+        .stdout(fs::File::create(&out_path).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = fs::read_to_string(&out_path).unwrap();
+    assert!(text.starts_with("Setting up benchmark"), "{text}");
+    let json_at = text.find("{\n").expect("the JSON follows");
+    let value: Value = serde_json::from_str(&text[json_at..]).unwrap();
+    assert_eq!(value["benchmark"], "trig-syscall-count");
+    assert!(fs::metadata(&out_path).unwrap().is_file());
+}

@@ -4,6 +4,7 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
+use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -71,21 +72,46 @@ pub fn write(target: &OutputTarget, bytes: &[u8]) -> Result<()> {
 
 /// What writing to a path means.
 enum Destination {
+    /// A name of one of this process's descriptors (`/dev/stdout`,
+    /// `/dev/fd/N`, `/proc/self/fd/N`): written through the descriptor, at
+    /// its offset, as a shell redirection expects.
+    Descriptor(RawFd),
     /// An existing file that is not a regular one (a device, a FIFO, a
-    /// socket), or a name of an open descriptor (`/dev/stdout`,
-    /// `/proc/self/fd/N`): opened and written in place.
+    /// socket), or a file of /proc: opened and written in place.
     Stream(PathBuf),
     /// A regular file, existing or not, after following symlinks: written
     /// beside it and renamed over it.
     Regular(PathBuf),
 }
 
-/// Names of descriptors of this process: writing to them means writing to the
-/// descriptor, whatever file it is open on.
-fn names_a_descriptor(path: &Path) -> bool {
-    ["/dev/fd", "/dev/stdout", "/dev/stderr", "/proc"]
-        .iter()
-        .any(|prefix| path.starts_with(prefix))
+/// The descriptor of this process that `path` names, if it names one:
+/// writing there means writing to the descriptor, whatever it is open on.
+fn descriptor_named(path: &Path) -> Option<RawFd> {
+    match path.to_str()? {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        name => ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"]
+            .iter()
+            .find_map(|prefix| name.strip_prefix(prefix)?.parse().ok()),
+    }
+}
+
+/// Other files of /proc (another process's descriptors, kernel files): opened
+/// in place, never replaced.
+fn in_proc(path: &Path) -> bool {
+    path.starts_with("/proc")
+}
+
+/// A file of our own on descriptor `fd`, sharing its offset.
+fn duplicate(fd: RawFd) -> io::Result<fs::File> {
+    // SAFETY: F_DUPFD_CLOEXEC only reads `fd`; a closed one fails with EBADF.
+    let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if copy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `copy` is a new descriptor that nothing else owns.
+    Ok(unsafe { fs::File::from_raw_fd(copy) })
 }
 
 /// Follows `path`'s symlinks, to decide how to write it.
@@ -94,7 +120,10 @@ fn destination(path: &Path) -> io::Result<Destination> {
     // A loop of links ends in ELOOP from the kernel; this bound just keeps us
     // from spinning on one before we ask.
     for _ in 0..40 {
-        if names_a_descriptor(&current) {
+        if let Some(fd) = descriptor_named(&current) {
+            return Ok(Destination::Descriptor(fd));
+        }
+        if in_proc(&current) {
             return Ok(Destination::Stream(current));
         }
         match fs::symlink_metadata(&current) {
@@ -152,6 +181,12 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let fail =
         |e: io::Error| Error::runtime(format!("cannot write {}: {}", path.display(), reason(&e)));
     match destination(path).map_err(fail)? {
+        Destination::Descriptor(fd) => {
+            let mut file = duplicate(fd).map_err(fail)?;
+            file.write_all(bytes)
+                .and_then(|()| file.flush())
+                .map_err(fail)
+        }
         Destination::Stream(target) => {
             let mut file = OpenOptions::new().write(true).open(target).map_err(fail)?;
             file.write_all(bytes)
@@ -184,6 +219,17 @@ pub fn prove_writable(path: &Path) -> std::result::Result<(), String> {
         return Err("it names no file".into());
     }
     match destination(path).map_err(|e| reason(&e))? {
+        Destination::Descriptor(fd) => {
+            // SAFETY: F_GETFL only reads the descriptor's flags.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            if flags < 0 {
+                return Err(reason(&io::Error::last_os_error()));
+            }
+            match flags & libc::O_ACCMODE {
+                libc::O_WRONLY | libc::O_RDWR => Ok(()),
+                _ => Err(format!("descriptor {fd} is not open for writing")),
+            }
+        }
         Destination::Stream(target) => {
             // Opening a FIFO would hand its reader an end of file: ask the
             // kernel about permission instead.
@@ -256,9 +302,11 @@ mod tests {
     }
 
     #[test]
-    fn descriptor_names_are_streams() {
-        assert!(names_a_descriptor(Path::new("/dev/stdout")));
-        assert!(names_a_descriptor(Path::new("/proc/self/fd/1")));
-        assert!(!names_a_descriptor(Path::new("/tmp/proc/x")));
+    fn descriptor_names_are_recognised() {
+        assert_eq!(descriptor_named(Path::new("/dev/stdout")), Some(1));
+        assert_eq!(descriptor_named(Path::new("/proc/self/fd/7")), Some(7));
+        assert_eq!(descriptor_named(Path::new("/dev/fd/3")), Some(3));
+        assert_eq!(descriptor_named(Path::new("/tmp/dev/stdout")), None);
+        assert!(!in_proc(Path::new("/tmp/proc/x")));
     }
 }
