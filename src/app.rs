@@ -110,12 +110,7 @@ fn plan(request: &RunRequest) -> Result<Plan> {
 /// must not be lost to a typo in a file name or a directory it cannot write.
 fn check_outputs(outputs: &Outputs) -> Result<()> {
     for (flag, path) in outputs.files() {
-        output::prove_writable(path).map_err(|why| {
-            Error::usage(format!(
-                "{flag} {} cannot be written: {why}",
-                path.display()
-            ))
-        })?;
+        output::check_writable(flag, path)?;
     }
     Ok(())
 }

@@ -30,15 +30,16 @@ producers (perf bench's usecs/op), in timed and --repeat runs alike; 'ns/op/prod
 Summary's latency) and perf's 'usecs/op/cpu' are one producer's time per operation: \
 usecs/op times the producers.";
 
+const AFTER_HELP: &str = "Run `bench --list` for the benchmarks; `bench compare --help` for \
+comparing results. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 missing privileges, 4 unsupported \
+by this kernel, 5 set-up refused, 6 regression (compare), 130/143 interrupted by SIGINT/SIGTERM.";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "bench",
     version,
     about = "Measure what kernel instrumentation costs: uprobes, tracepoints, syscalls, breakpoints.",
-    after_help = "Run `bench --list` for the benchmarks; `bench compare --help` for comparing \
-                  results. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 missing privileges, \
-                  4 unsupported by this kernel, 5 set-up refused, 6 regression (compare), \
-                  130/143 interrupted by SIGINT/SIGTERM.",
+    after_help = AFTER_HELP,
     // The kernel's runner takes the last of a repeated option, and scripts
     // that append an override rely on it.
     args_override_self = true
@@ -272,12 +273,7 @@ fn consumer_takers() -> String {
 pub fn command() -> clap::Command {
     let takers = consumer_takers();
     let mut cmd = Cli::command()
-        .after_long_help(format!(
-            "{FIGURES}\n\nRun `bench --list` for the benchmarks; `bench compare --help` for \
-             comparing results. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 missing privileges, \
-             4 unsupported by this kernel, 5 set-up refused, 6 regression (compare), 130/143 \
-             interrupted by SIGINT/SIGTERM."
-        ))
+        .after_long_help(format!("{FIGURES}\n\n{AFTER_HELP}"))
         .mut_arg("consumers", |a| {
             a.help(format!("Consumer threads ({takers})."))
         })

@@ -47,12 +47,7 @@ fn main() -> ExitCode {
         } => {
             bpf::init_logging(verbose);
             if let Some(bench::config::OutputTarget::File(path)) = &json {
-                output::prove_writable(path).map_err(|why| {
-                    Error::usage(format!(
-                        "--json {} cannot be written: {why}",
-                        path.display()
-                    ))
-                })?;
+                output::check_writable("--json", path)?;
             }
             let outcomes = probe::probe_each(&benches);
             match json {

@@ -259,6 +259,17 @@ pub fn prove_writable(path: &Path) -> std::result::Result<(), String> {
     }
 }
 
+/// [`prove_writable`] for the output of `flag`, as the usage error that
+/// refuses it.
+pub fn check_writable(flag: &str, path: &Path) -> Result<()> {
+    prove_writable(path).map_err(|why| {
+        Error::usage(format!(
+            "{flag} {} cannot be written: {why}",
+            path.display()
+        ))
+    })
+}
+
 /// Whether two output paths name one file: the same existing file, or the
 /// same name in the same directory.
 pub fn same_file(a: &Path, b: &Path) -> bool {
