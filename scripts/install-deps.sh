@@ -5,7 +5,8 @@
 # when all is present; needs root (apt-get) otherwise.
 set -euo pipefail
 
-packages=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev make)
+# groff-base: the man page test checks `bench man` with groff.
+packages=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev make groff-base)
 missing=()
 for pkg in "${packages[@]}"; do
 	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)

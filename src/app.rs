@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use crate::benches::{self, Benchmark};
 use crate::bpf;
-use crate::config::{JsonTarget, Outputs, Repetition, RunConfig, RunRequest};
+use crate::config::{OutputTarget, Outputs, Repetition, RunConfig, RunRequest};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::noise::NoiseMeter;
@@ -24,7 +24,7 @@ use crate::report::json::Json;
 use crate::report::plot::Svg;
 use crate::report::reporter::Reporter;
 use crate::report::text::{self, TableRow};
-use crate::report::Exporter;
+use crate::report::{output, Exporter};
 use crate::results::{
     self, Context, Options, PrecisionRecord, ResultFile, RunLevel, RunRecord, SweepInfo, Tool,
 };
@@ -41,7 +41,7 @@ const PRECISION_MIN_RUNS: u32 = 3;
 pub fn run(request: &RunRequest) -> Result<()> {
     bpf::init_logging(request.verbose);
     let plan = plan(request)?;
-    let mut console = Console::new(request.outputs.json == Some(JsonTarget::Stdout));
+    let mut console = Console::new(request.outputs.stdout_taken());
     let execution = execute(&plan, request, &mut console);
     publish(request, &plan, execution, &mut console)
 }
@@ -119,10 +119,14 @@ fn plan(request: &RunRequest) -> Result<Plan> {
             points,
         });
     }
-    check_outputs(&request.outputs)?;
+    for plan in &plans {
+        for (flag, path) in output_files(&request.outputs, plan.bench.name()) {
+            output::check_writable(flag, &path)?;
+        }
+    }
     for plan in &plans {
         if plan.bench.needs_bpf() {
-            bpf::check_privileges(plan.bench.name())?;
+            bpf::check_privileges(plan.bench.name(), plan.bench.needs())?;
         }
     }
     let threads = plans
@@ -140,42 +144,27 @@ fn plan(request: &RunRequest) -> Result<Plan> {
     })
 }
 
-/// Refuses output paths that cannot be written: a run must not be lost to a
-/// typo in a file name.
-fn check_outputs(outputs: &Outputs) -> Result<()> {
-    let json = match &outputs.json {
-        Some(JsonTarget::File(path)) => Some(path),
-        _ => None,
-    };
-    for (flag, path) in [
-        ("--json", json),
-        ("--csv", outputs.csv.as_ref()),
-        ("--plot", outputs.plot.as_ref()),
-    ] {
-        let Some(path) = path else { continue };
-        // A directory takes one file per benchmark (checked by cli).
-        if path.is_dir() {
-            continue;
-        }
-        if path.file_name().is_none() {
-            return Err(Error::usage(format!(
-                "{flag} {} names no file",
-                path.display()
-            )));
-        }
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
-        if !dir.is_dir() {
-            return Err(Error::usage(format!(
-                "{flag} {}: the directory {} does not exist",
-                path.display(),
-                dir.display()
-            )));
-        }
+/// The files the outputs name for `bench`'s result: the path given, or in a
+/// directory given (several benchmarks) one file per benchmark.
+fn output_files(outputs: &Outputs, bench: &str) -> Vec<(&'static str, PathBuf)> {
+    outputs
+        .files()
+        .into_iter()
+        .map(|(flag, path)| (flag, per_benchmark(path, bench, flag)))
+        .collect()
+}
+
+/// `DIR/NAME.json` for a directory, the path itself otherwise.
+fn per_benchmark(path: &Path, bench: &str, flag: &str) -> PathBuf {
+    if !path.is_dir() {
+        return path.to_path_buf();
     }
-    Ok(())
+    let extension = match flag {
+        "--csv" => "csv",
+        "--plot" => "svg",
+        _ => "json",
+    };
+    path.join(format!("{bench}.{extension}"))
 }
 
 fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) -> Execution {
@@ -217,7 +206,7 @@ fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) -> Executio
                 several.then(|| bench.bench.name()),
                 point
                     .value
-                    .zip(request.sweep.as_ref().map(|s| s.param.as_str())),
+                    .zip(request.sweep.as_ref().map(|s| s.param.name())),
                 repetition
                     .is_repeated()
                     .then_some((round + 1, runs_label(repetition))),
@@ -381,9 +370,10 @@ fn publish(
                     Some((point.value?, point.config.producers, rate))
                 })
                 .collect();
-            for line in bench
-                .reporter
-                .sweep_table(&spec.param, &rows, sweep::is_producers(spec))
+            for line in
+                bench
+                    .reporter
+                    .sweep_table(spec.param.name(), &rows, sweep::is_producers(spec))
             {
                 console.line(&line);
             }
@@ -414,7 +404,7 @@ fn publish(
             benchmark: bench.bench.name().to_string(),
             options: Options::from_config(&bench.base),
             sweep: request.sweep.as_ref().map(|s| SweepInfo {
-                param: s.param.clone(),
+                param: s.param.name().to_string(),
                 values: s.values.clone(),
             }),
             partial,
@@ -490,30 +480,26 @@ fn comparison_rows(table: &[(&BenchPlan, Vec<Option<f64>>, RunStats)]) -> Vec<Ta
         .collect()
 }
 
-/// Writes the requested files: one result each, or one per benchmark in a
+/// Writes the requested outputs: one result each, or one per benchmark in a
 /// directory.
 fn export(outputs: &Outputs, plan: &Plan, results: &[ResultFile]) -> Result<()> {
-    let target = |path: &PathBuf, result: &ResultFile, extension: &str| -> PathBuf {
-        if path.is_dir() {
-            path.join(format!("{}.{extension}", result.benchmark))
-        } else {
-            path.clone()
-        }
+    let target = |target: &OutputTarget, bench: &str, flag: &str| match target {
+        OutputTarget::File(path) => OutputTarget::File(per_benchmark(path, bench, flag)),
+        OutputTarget::Stdout => OutputTarget::Stdout,
     };
     for (bench, result) in plan.benches.iter().zip(results) {
-        if let Some(path) = &outputs.csv {
-            Csv.export(result, &target(path, result, "csv"))?;
+        let name = bench.bench.name();
+        if let Some(csv) = &outputs.csv {
+            Csv.export(result, &target(csv, name, "--csv"))?;
         }
-        match &outputs.json {
-            Some(JsonTarget::File(path)) => Json.export(result, &target(path, result, "json"))?,
-            Some(JsonTarget::Stdout) => print!("{}", result.to_json()),
-            None => {}
+        if let Some(json) = &outputs.json {
+            Json.export(result, &target(json, name, "--json"))?;
         }
         if let Some(path) = &outputs.plot {
             Svg {
                 reporter: bench.reporter,
             }
-            .export(result, path)?;
+            .export(result, &OutputTarget::File(path.clone()))?;
         }
     }
     Ok(())
@@ -584,8 +570,9 @@ fn one_run(
         config.warmup_secs,
         config.duration_secs,
         &mut |sample| {
-            console.line(&reporter.tick(sample, config.producers));
+            // The bar first, so that it redraws in its new state under the line.
             console.advance(sample);
+            console.line(&reporter.tick(sample, config.producers));
             // Noise is read over the measured seconds only.
             if !sample.warmup {
                 noise

@@ -37,22 +37,131 @@ pub fn init_logging(verbose: bool) {
 /// ENOTSUPP is kernel-internal (524) but reaches user space from BPF paths.
 const ENOTSUPP: i32 = 524;
 
-const CAP_SYS_ADMIN: u32 = 21;
-const CAP_PERFMON: u32 = 38;
-const CAP_BPF: u32 = 39;
+/// A capability the kernel asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cap {
+    Bpf,
+    Perfmon,
+    SysAdmin,
+    /// To read tracefs, which is root's alone.
+    DacReadSearch,
+}
 
-/// Refuses early, with the remedy, when the process cannot load BPF programs
-/// and attach probes: root or CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN).
-pub fn check_privileges(bench: &str) -> Result<()> {
+impl Cap {
+    fn bit(self) -> u32 {
+        match self {
+            Cap::DacReadSearch => 2,
+            Cap::SysAdmin => 21,
+            Cap::Perfmon => 38,
+            Cap::Bpf => 39,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cap::Bpf => "CAP_BPF",
+            Cap::Perfmon => "CAP_PERFMON",
+            Cap::SysAdmin => "CAP_SYS_ADMIN",
+            Cap::DacReadSearch => "CAP_DAC_READ_SEARCH",
+        }
+    }
+
+    /// Whether a process with the capability bits `caps` has it, or one the
+    /// kernel takes instead: bpf_capable() and perfmon_capable() accept
+    /// CAP_SYS_ADMIN; CAP_DAC_OVERRIDE reads any file too.
+    fn held_in(self, caps: u64) -> bool {
+        let has = |bit: u32| caps & (1u64 << bit) != 0;
+        const CAP_DAC_OVERRIDE: u32 = 1;
+        has(self.bit())
+            || match self {
+                Cap::Bpf | Cap::Perfmon => has(Cap::SysAdmin.bit()),
+                Cap::DacReadSearch => has(CAP_DAC_OVERRIDE),
+                Cap::SysAdmin => false,
+            }
+    }
+}
+
+/// What a benchmark's set-up asks of the kernel, and so which capabilities it
+/// needs. Found by running each family as `nobody` with ambient capabilities
+/// (`setpriv --ambient-caps`) on Linux 6.18; see the README.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing a process may not do anyway.
+    Nothing,
+    /// Loads a BPF program and runs it with BPF_PROG_TEST_RUN.
+    RunProgram,
+    /// Loads BPF programs and attaches them with BPF links (raw tracepoint,
+    /// fentry and the like, multi-uprobe and USDT through it, kprobe-multi).
+    Link,
+    /// Loads a BPF program and attaches it to a uprobe perf event: the kernel
+    /// creates those for CAP_SYS_ADMIN only (perf_uprobe_event_init), since
+    /// CAP_PERFMON alone let a process plant uprobes in any file.
+    UprobeEvent,
+    /// Loads a BPF program and attaches it to a kprobe perf event.
+    KprobeEvent,
+    /// Loads a BPF program and attaches it to a tracepoint perf event, whose
+    /// id is read from tracefs (mounted in a private mount namespace when it
+    /// is not mounted: CAP_SYS_ADMIN), a file system only root may read.
+    TracepointEvent,
+}
+
+impl Needs {
+    /// What the set-up does, for the message that refuses it.
+    pub fn does(self) -> &'static str {
+        match self {
+            Needs::Nothing => "needs no privilege",
+            Needs::RunProgram => "loads and runs a BPF program",
+            Needs::Link => "loads BPF programs and attaches them with BPF links",
+            Needs::UprobeEvent => "attaches a BPF program to a uprobe perf event",
+            Needs::KprobeEvent => "attaches a BPF program to a kprobe perf event",
+            Needs::TracepointEvent => {
+                "mounts tracefs and attaches a BPF program to a tracepoint perf event"
+            }
+        }
+    }
+
+    /// The capabilities, every one required.
+    pub fn caps(self) -> &'static [Cap] {
+        match self {
+            Needs::Nothing => &[],
+            Needs::RunProgram | Needs::Link | Needs::KprobeEvent => &[Cap::Bpf, Cap::Perfmon],
+            Needs::UprobeEvent => &[Cap::SysAdmin],
+            Needs::TracepointEvent => &[Cap::SysAdmin, Cap::DacReadSearch],
+        }
+    }
+
+    /// `CAP_BPF and CAP_PERFMON`.
+    pub fn caps_text(self) -> String {
+        let names: Vec<&str> = self.caps().iter().map(|c| c.name()).collect();
+        names.join(" and ")
+    }
+}
+
+/// Refuses early, naming what is missing, when the process lacks a
+/// capability that `needs` requires.
+pub fn check_privileges(bench: &str, needs: Needs) -> Result<()> {
     let caps = effective_capabilities().unwrap_or(0);
-    let has = |cap: u32| caps & (1u64 << cap) != 0;
-    if has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_PERFMON)) {
+    let missing: Vec<&str> = needs
+        .caps()
+        .iter()
+        .filter(|cap| !cap.held_in(caps))
+        .map(|cap| cap.name())
+        .collect();
+    if missing.is_empty() {
         return Ok(());
     }
     Err(Error::Permission(format!(
-        "{bench} loads BPF programs and attaches probes, which needs root \
-         (CAP_BPF and CAP_PERFMON): run it with sudo"
+        "{bench} {}, which needs {}; this process lacks {}: run it as root (sudo)",
+        needs.does(),
+        needs.caps_text(),
+        missing.join(" and ")
     )))
+}
+
+/// Whether the process holds CAP_SYS_ADMIN, with which the kernel's own
+/// capability checks all pass.
+fn fully_privileged() -> bool {
+    effective_capabilities().is_some_and(|caps| Cap::SysAdmin.held_in(caps))
 }
 
 fn effective_capabilities() -> Option<u64> {
@@ -93,6 +202,14 @@ fn errno_name(errno: i32) -> String {
 /// set-up error.
 pub fn load_error(what: &str, err: &libbpf_rs::Error) -> Error {
     match errno(err) {
+        // Without every capability, a refusal is most likely for want of one.
+        Some(code @ (libc::EPERM | libc::EACCES)) if !fully_privileged() => {
+            Error::Permission(format!(
+                "the kernel refused to load {what} ({}): loading needs CAP_BPF and \
+                 CAP_PERFMON, or CAP_SYS_ADMIN: run it as root (sudo)",
+                errno_name(code)
+            ))
+        }
         Some(libc::EPERM) | Some(libc::EACCES) => Error::unsupported(format!(
             "the kernel refused to load {what} (EPERM: lockdown or an LSM)"
         )),
@@ -113,11 +230,25 @@ pub fn attach_error(what: &str, err: &libbpf_rs::Error) -> Error {
                 errno_name(code)
             ))
         }
-        Some(libc::EPERM) | Some(libc::EACCES) => Error::unsupported(format!(
-            "the kernel refused to attach {what} (EPERM: lockdown or an LSM)"
+        // perf_event_open's capability checks answer EACCES (uprobe perf
+        // events need CAP_SYS_ADMIN): without it, that is the likely reason.
+        Some(libc::EACCES) if !fully_privileged() => Error::Permission(format!(
+            "the kernel refused to attach {what} (EACCES): it needs CAP_SYS_ADMIN here, \
+             which this process lacks (perf_event_paranoid is {}): run it as root (sudo)",
+            perf_event_paranoid()
+        )),
+        Some(code @ (libc::EPERM | libc::EACCES)) => Error::unsupported(format!(
+            "the kernel refused to attach {what} ({}: lockdown or an LSM)",
+            errno_name(code)
         )),
         _ => Error::setup(format!("cannot attach {what}: {}", describe(err))),
     }
+}
+
+fn perf_event_paranoid() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".to_string())
 }
 
 fn describe(err: &libbpf_rs::Error) -> String {

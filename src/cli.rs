@@ -1,45 +1,69 @@
-//! The command line: clap definitions, and their translation into a validated
-//! [`RunConfig`] for one benchmark.
+//! The command line: clap definitions, their translation into a validated
+//! [`RunRequest`] (or another command), and the shell completions and man
+//! page generated from them.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
-use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
+use clap::parser::ValueSource;
+use clap::{
+    Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+};
 
 use crate::benches::{self, Benchmark};
+use crate::compare::CompareArgs;
 use crate::config::{
-    BenchRequest, JsonTarget, Outputs, Repetition, RunConfig, RunRequest, SweepSpec,
+    BenchRequest, OutputTarget, Outputs, Repetition, RunConfig, RunRequest, SweepParam, SweepSpec,
     DEFAULT_DURATION_SECS, DEFAULT_MAX_RUNS, DEFAULT_MAX_SECS, DEFAULT_PRODUCERS,
     DEFAULT_WARMUP_SECS, MAX_RUNS, MAX_SECONDS, MAX_THREADS,
 };
 use crate::error::{Error, Result};
+use crate::report::output;
 use crate::runner::affinity::{parse_cpu_list, Affinity};
-use crate::sweep;
+use crate::sweep::{self, SweepRequest};
+
+/// What the figures of a report mean; in `--help` and the README.
+const FIGURES: &str = "Figures: a rate (M/s) counts all producers together; '/prod' is one \
+producer's share of it. 'usecs/op' is wall-clock time divided by the operations of all \
+producers (perf bench's usecs/op), in timed and --repeat runs alike; 'ns/op/prod' (the \
+Summary's latency) and perf's 'usecs/op/cpu' are one producer's time per operation: \
+usecs/op times the producers.";
+
+const AFTER_HELP: &str = "Run `bench --list` for the benchmarks; `bench compare --help` for \
+comparing results. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 missing privileges, 4 unsupported \
+by this kernel, 5 set-up refused, 6 regression (compare), 130/143 interrupted by SIGINT/SIGTERM.";
 
 #[derive(Parser, Debug)]
 #[command(
     name = "bench",
     version,
     about = "Measure what kernel instrumentation costs: uprobes, tracepoints, syscalls, breakpoints.",
-    after_help = "Run `bench --list` for the benchmarks; `bench compare --help` for comparing \
-                  results. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 missing privileges, \
-                  4 unsupported by this kernel, 5 set-up refused, 6 regression (compare), \
-                  130/143 interrupted by SIGINT/SIGTERM."
+    after_help = AFTER_HELP,
+    // The kernel's runner takes the last of a repeated option, and scripts
+    // that append an override rely on it.
+    args_override_self = true
 )]
 struct Cli {
-    /// The benchmark to run (see --list). Several run interleaved, round by
-    /// round, and end with a table of each one's difference from the first.
-    #[arg(value_name = "BENCHMARK")]
+    #[command(subcommand)]
+    command: Option<Sub>,
+
+    /// The benchmark to run (see --list); several run interleaved, round by
+    /// round, and end with a table of each one's change from the first. With
+    /// --probe, the benchmarks to try (all when none is named).
+    #[arg(value_name = "BENCHMARK", value_parser = BenchNames, hide_possible_values = true)]
     benches: Vec<String>,
 
     /// List the benchmarks with a one-line description each.
-    #[arg(short = 'l', long)]
+    #[arg(short = 'l', long, conflicts_with_all = RUN_ONLY,
+          conflicts_with_all = ["benches", "probe", "json"])]
     list: bool,
 
-    /// Try every benchmark (load, attach, detach) and say which this kernel
-    /// can run; exits 0 unless the tool itself failed.
-    #[arg(long)]
+    /// Try benchmarks (load, attach, detach) and say which this kernel can
+    /// run; with --json, write the outcomes as JSON. Exits 0 unless the tool
+    /// itself failed.
+    #[arg(long, conflicts_with_all = RUN_ONLY)]
     probe: bool,
 
     /// Warm-up seconds, run but left out of the summary.
@@ -63,7 +87,7 @@ struct Cli {
           allow_hyphen_values = true, value_parser = threads(1))]
     parallelism: Option<u64>,
 
-    /// Consumer threads (for benchmarks that have them).
+    /// Consumer threads (the help names the benchmarks that have them).
     #[arg(short = 'c', long, value_name = "N", default_value_t = 0,
           allow_hyphen_values = true, value_parser = threads(0))]
     consumers: u64,
@@ -73,11 +97,11 @@ struct Cli {
     affinity: bool,
 
     /// Pin producers to these CPUs, e.g. 0-3,5 (implies -a).
-    #[arg(long, value_name = "CPUS", value_parser = cpu_list)]
+    #[arg(long, value_name = "CPUS", allow_hyphen_values = true, value_parser = cpu_list)]
     prod_affinity: Option<CpuList>,
 
     /// Pin consumers to these CPUs (implies -a).
-    #[arg(long, value_name = "CPUS", value_parser = cpu_list)]
+    #[arg(long, value_name = "CPUS", allow_hyphen_values = true, value_parser = cpu_list)]
     cons_affinity: Option<CpuList>,
 
     /// Fixed work: run the producers' operation exactly N times in total (a
@@ -96,7 +120,8 @@ struct Cli {
 
     /// Add runs until the 95 % confidence interval is within PCT % of the
     /// mean, or --max-runs or --max-time is reached.
-    #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = percentage)]
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = percentage,
+          conflicts_with = "runs")]
     precision: Option<f64>,
 
     /// The most runs --precision may take.
@@ -114,30 +139,76 @@ struct Cli {
     markdown: bool,
 
     /// Write every sample and the summary, with the context, as JSON to FILE
-    /// (`-`: to stdout, the text report then going to stderr).
+    /// (`-`: to stdout, the text report then going to stderr). With several
+    /// benchmarks, a directory: one NAME.json each.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
 
-    /// Write every sample and the summary as CSV to FILE.
+    /// Write every sample and the summary as CSV to FILE (`-`: to stdout, as
+    /// for --json).
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
 
     /// Run once per value of PARAM (producers, or a numeric option of the
     /// benchmark) and print a table, e.g. producers=1,2,4 or breakpoints=0..4.
     #[arg(long, value_name = "PARAM=LIST", value_parser = sweep::parse_spec)]
-    sweep: Option<SweepSpec>,
+    sweep: Option<SweepRequest>,
 
-    /// Draw the sweep as an SVG plot in FILE.
+    /// Draw the sweep as an SVG plot in FILE.svg.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
 
     /// Print only the results, not the set-up chatter.
-    #[arg(short = 'q', long)]
+    #[arg(short = 'q', long, global = true)]
     quiet: bool,
 
     /// Let libbpf's debug log through to stderr.
-    #[arg(short = 'v', long)]
+    #[arg(short = 'v', long, global = true)]
     verbose: bool,
+}
+
+/// The options of a run that `--probe` does not take.
+const RUN_ONLY: [&str; 17] = [
+    "warmup",
+    "duration",
+    "producers",
+    "parallelism",
+    "consumers",
+    "affinity",
+    "prod_affinity",
+    "cons_affinity",
+    "repeat",
+    "csv",
+    "sweep",
+    "plot",
+    "runs",
+    "precision",
+    "max_runs",
+    "max_time",
+    "markdown",
+];
+
+#[derive(Subcommand, Debug)]
+enum Sub {
+    /// Compare result files (--json) of two kernels, patches or machines.
+    #[command(after_help = crate::compare::AFTER_HELP)]
+    Compare(CompareArgs),
+    /// Print a completion script for SHELL, e.g.
+    /// `bench completions bash > /etc/bash_completion.d/bench`.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff), e.g. `bench man | man -l -`.
+    Man,
+}
+
+/// The shells completions are generated for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 /// What the command line asks for.
@@ -145,18 +216,59 @@ pub enum Command {
     /// Text to print on stdout, then exit 0 (help, version).
     Print(String),
     List,
-    Probe,
+    Probe {
+        benches: Vec<&'static dyn Benchmark>,
+        json: Option<OutputTarget>,
+        verbose: bool,
+    },
     Run(Box<RunRequest>),
+    Compare(CompareArgs),
+    Completions(Shell),
+    Man,
+}
+
+/// Benchmark names: any string is taken (an unknown one gets suggestions
+/// later), but the registry's names are offered to completions.
+#[derive(Clone, Debug)]
+struct BenchNames;
+
+impl TypedValueParser for BenchNames {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            benches::all().map(|b| PossibleValue::new(b.name()).help(b.description())),
+        ))
+    }
 }
 
 fn count(min: u64, max: u64) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone {
     move |text: &str| {
-        let value: u64 = text
-            .trim()
-            .parse()
-            .map_err(|_| format!("expected a whole number, got '{text}'"))?;
-        if value < min || value > max {
-            return Err(format!("must be between {min} and {max}"));
+        let value: u64 = match text.trim().parse() {
+            Ok(value) => value,
+            Err(err) if *err.kind() == std::num::IntErrorKind::PosOverflow => {
+                return Err(format!("too large: at most {max}"))
+            }
+            Err(_) => return Err(format!("expected a whole number, got '{text}'")),
+        };
+        if value > max {
+            return Err(format!("too large: at most {max}"));
+        }
+        if value < min {
+            return Err(if max == u64::MAX {
+                format!("must be at least {min}")
+            } else {
+                format!("must be between {min} and {max}")
+            });
         }
         Ok(value)
     }
@@ -189,9 +301,33 @@ fn cpu_list(text: &str) -> std::result::Result<CpuList, String> {
     parse_cpu_list(text).map(CpuList)
 }
 
-/// Adds every benchmark's own options to the parser, under their own heading.
-fn command() -> clap::Command {
-    let mut cmd = Cli::command();
+/// The benchmarks that take consumers, for `-c`'s help and refusals.
+fn consumer_takers() -> String {
+    let takers: Vec<&str> = benches::all()
+        .filter(|b| b.has_consumers())
+        .map(|b| b.name())
+        .collect();
+    if takers.is_empty() {
+        "no benchmark has consumers yet".to_string()
+    } else {
+        format!("taken by {}", benches::summarize_names(&takers))
+    }
+}
+
+/// The whole command line: the derived one, every benchmark's own options
+/// under their own heading, and the help that depends on the registry.
+pub fn command() -> clap::Command {
+    let takers = consumer_takers();
+    let mut cmd = Cli::command()
+        .after_long_help(format!("{FIGURES}\n\n{AFTER_HELP}"))
+        .mut_arg("consumers", |a| {
+            a.help(format!("Consumer threads ({takers})."))
+        })
+        .mut_arg("cons_affinity", |a| {
+            a.help(format!(
+                "Pin consumers to these CPUs (implies -a; {takers})."
+            ))
+        });
     for option in benches::all_options() {
         if option.is_flag() {
             cmd = cmd.arg(
@@ -199,7 +335,8 @@ fn command() -> clap::Command {
                     .long(option.long)
                     .help(option.help)
                     .help_heading("Benchmark options")
-                    .action(ArgAction::SetTrue),
+                    .action(ArgAction::SetTrue)
+                    .conflicts_with_all(["probe", "list"]),
             );
             continue;
         }
@@ -213,7 +350,8 @@ fn command() -> clap::Command {
             .help_heading("Benchmark options")
             .allow_hyphen_values(true)
             .action(ArgAction::Set)
-            .value_parser(count(0, u64::MAX));
+            .value_parser(count(0, u64::MAX))
+            .conflicts_with_all(["probe", "list"]);
         if let Some(short) = option.short {
             arg = arg.short(short);
         }
@@ -222,31 +360,102 @@ fn command() -> clap::Command {
     cmd
 }
 
-/// The first line of a clap error, without its "error: " prefix: one sentence.
-fn clap_sentence(err: &clap::Error) -> String {
+/// The one translation of a clap error: help and version are text to print;
+/// anything else is a usage error with clap's whole message (its tips
+/// included) but not the usage dump.
+pub fn clap_outcome(err: &clap::Error) -> Result<String> {
     let rendered = err.render().to_string();
-    let first = rendered.lines().next().unwrap_or("invalid command line");
-    first.trim_start_matches("error: ").trim().to_string()
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        return Ok(rendered);
+    }
+    let mut kept = Vec::new();
+    let mut in_usage = false;
+    for line in rendered.lines() {
+        if line.starts_with("Usage:") {
+            in_usage = true;
+        } else if in_usage && line.trim().is_empty() {
+            in_usage = false;
+        } else if !in_usage && !line.trim().is_empty() && !line.starts_with("For more information")
+        {
+            kept.push(line.trim_end());
+        }
+    }
+    let message = kept.join("\n");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    Err(Error::usage(if message.is_empty() {
+        "invalid command line"
+    } else {
+        message
+    }))
+}
+
+/// Whether `id` was given on the command line (not a default).
+fn given(matches: &ArgMatches, id: &str) -> bool {
+    matches.value_source(id) == Some(ValueSource::CommandLine)
+}
+
+fn output_target(path: PathBuf) -> OutputTarget {
+    if path.as_os_str() == "-" {
+        OutputTarget::Stdout
+    } else {
+        OutputTarget::File(path)
+    }
 }
 
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     let matches = match command().try_get_matches_from(args) {
         Ok(matches) => matches,
-        Err(err) => {
-            return match err.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    Ok(Command::Print(err.render().to_string()))
-                }
-                _ => Err(Error::usage(clap_sentence(&err))),
-            }
-        }
+        Err(err) => return clap_outcome(&err).map(Command::Print),
     };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::usage(clap_sentence(&e)))?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| {
+        clap_outcome(&e)
+            .err()
+            .unwrap_or_else(|| Error::usage("invalid command line"))
+    })?;
+    if let Some(sub) = matches.subcommand_name() {
+        // Only -q and -v are shared; anything else before the command
+        // belongs to a run and would be silently dropped.
+        let cmd = command();
+        let run_option = cmd.get_arguments().find(|arg| {
+            let id = arg.get_id().as_str();
+            !matches!(id, "quiet" | "verbose" | "help" | "version") && given(&matches, id)
+        });
+        if let Some(arg) = run_option {
+            let flag = match arg.get_long() {
+                Some(long) => format!("--{long}"),
+                None => "a benchmark name".to_string(),
+            };
+            return Err(Error::usage(format!(
+                "{flag} is an option of a run, not of `bench {sub}`"
+            )));
+        }
+    }
+    match cli.command {
+        Some(Sub::Compare(args)) => return Ok(Command::Compare(args)),
+        Some(Sub::Completions { shell }) => return Ok(Command::Completions(shell)),
+        Some(Sub::Man) => return Ok(Command::Man),
+        None => {}
+    }
     if cli.list {
         return Ok(Command::List);
     }
     if cli.probe {
-        return Ok(Command::Probe);
+        let benches = if cli.benches.is_empty() {
+            benches::all().collect()
+        } else {
+            cli.benches
+                .iter()
+                .map(|name| benches::find(name).ok_or_else(|| unknown_benchmark(name)))
+                .collect::<Result<Vec<_>>>()?
+        };
+        return Ok(Command::Probe {
+            benches,
+            json: cli.json.map(output_target),
+            verbose: cli.verbose,
+        });
     }
     if cli.benches.is_empty() {
         return Err(Error::usage(
@@ -268,23 +477,30 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
             "--runs and --precision repeat timed runs; they do not combine with --repeat",
         ));
     }
-    if cli.runs.is_some() && cli.precision.is_some() {
-        return Err(Error::usage(
-            "--runs sets the number of runs and --precision finds it: give one of them",
-        ));
+    for (id, flag) in [("max_runs", "--max-runs"), ("max_time", "--max-time")] {
+        if given(&matches, id) && cli.precision.is_none() {
+            return Err(Error::usage(format!(
+                "{flag} bounds --precision: give --precision PCT too"
+            )));
+        }
     }
-    let given = given_options(&matches);
-    let mut requests = Vec::with_capacity(cli.benches.len());
+    let given_options = given_options(&matches);
+    let mut requests: Vec<BenchRequest> = Vec::with_capacity(cli.benches.len());
+    let mut sweep = None;
     for name in &cli.benches {
         let bench = benches::find(name).ok_or_else(|| unknown_benchmark(name))?;
-        if requests
-            .iter()
-            .any(|r: &BenchRequest| r.bench == bench.name())
-        {
+        if requests.iter().any(|r| r.bench == bench.name()) {
             return Err(Error::usage(format!("{name} is named twice")));
         }
-        requests.push(bench_request(bench, &cli, &given)?);
+        let (request, spec) = bench_request(bench, &cli, &matches, &given_options)?;
+        requests.push(request);
+        sweep = spec;
     }
+    let outputs = Outputs {
+        json: cli.json.map(output_target),
+        csv: cli.csv.map(output_target),
+        plot: cli.plot,
+    };
     if requests.len() > 1 {
         let several = |what: &str| {
             Error::usage(format!(
@@ -294,34 +510,27 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         if cli.repeat.is_some() {
             return Err(several("--repeat"));
         }
-        if cli.sweep.is_some() {
+        if sweep.is_some() {
             return Err(several("--sweep"));
         }
-        if cli.plot.is_some() {
-            return Err(several("--plot"));
+        if outputs.stdout_taken() {
+            return Err(several("--json - (or --csv -)"));
         }
-        if cli.json.as_deref().is_some_and(|p| !p.is_dir()) {
-            return Err(Error::usage(
-                "with several benchmarks, --json names a directory: one file per benchmark",
-            ));
-        }
-        if cli.csv.as_deref().is_some_and(|p| !p.is_dir()) {
-            return Err(Error::usage(
-                "with several benchmarks, --csv names a directory: one file per benchmark",
-            ));
-        }
-    }
-    let outputs = Outputs {
-        json: cli.json.map(|path| {
-            if path.as_os_str() == "-" {
-                JsonTarget::Stdout
-            } else {
-                JsonTarget::File(path)
+        for (flag, path) in outputs.files() {
+            if !path.is_dir() {
+                return Err(Error::usage(format!(
+                    "with several benchmarks, {flag} names a directory (one file per benchmark), \
+                     and {} is none",
+                    path.display()
+                )));
             }
-        }),
-        csv: cli.csv,
-        plot: cli.plot,
-    };
+        }
+    } else if cli.markdown {
+        return Err(Error::usage(
+            "--markdown prints the table of several benchmarks: name two or more",
+        ));
+    }
+    check_outputs(&outputs)?;
     let repetition = Repetition {
         runs: cli.runs.unwrap_or(1) as u32,
         precision: cli.precision,
@@ -331,7 +540,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     Ok(Command::Run(Box::new(RunRequest {
         benches: requests,
         repetition,
-        sweep: cli.sweep,
+        sweep,
         outputs,
         markdown: cli.markdown,
         quiet: cli.quiet,
@@ -339,13 +548,30 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     })))
 }
 
-/// One named benchmark's configuration from the options given.
+/// One named benchmark's configuration (and sweep) from the options given.
 fn bench_request(
     bench: &'static dyn Benchmark,
     cli: &Cli,
-    given: &[(&'static str, u64)],
-) -> Result<BenchRequest> {
-    let params = benches::resolve_params(bench, given)?;
+    matches: &ArgMatches,
+    given_options: &[(&'static str, u64)],
+) -> Result<(BenchRequest, Option<SweepSpec>)> {
+    let params = benches::resolve_params(bench, given_options)?;
+    if !bench.has_consumers() {
+        if cli.consumers > 0 {
+            return Err(Error::usage(format!(
+                "{} has no consumers, so -c/--consumers must be 0 ({})",
+                bench.name(),
+                consumer_takers()
+            )));
+        }
+        if cli.cons_affinity.is_some() {
+            return Err(Error::usage(format!(
+                "{} has no consumers for --cons-affinity to pin ({})",
+                bench.name(),
+                consumer_takers()
+            )));
+        }
+    }
     let affinity = if cli.affinity || cli.prod_affinity.is_some() || cli.cons_affinity.is_some() {
         Affinity::Auto {
             producers: cli.prod_affinity.clone().map(|l| l.0),
@@ -369,12 +595,14 @@ fn bench_request(
             )));
         }
     };
-    if cli.consumers > 0 && !bench.has_consumers() {
-        return Err(Error::usage(format!(
-            "{} has no consumers, so -c/--consumers must be 0 (it is taken by {})",
-            bench.name(),
-            benches::consumer_takers()
-        )));
+    if cli.repeat.is_some() {
+        for (id, flag) in [("warmup", "-w/--warmup"), ("duration", "-d/--duration")] {
+            if given(matches, id) {
+                return Err(Error::usage(format!(
+                    "--repeat runs a fixed amount of work, not for a time: {flag} does not apply"
+                )));
+            }
+        }
     }
     let config = RunConfig {
         producers: producers as usize,
@@ -385,15 +613,77 @@ fn bench_request(
         repeat: cli.repeat,
         params,
     };
-    match &cli.sweep {
-        // Each point is checked as its own run would be, before anything runs.
-        Some(spec) => drop(sweep::points(spec, bench, &config)?),
-        None => bench.validate(&config)?,
+    let sweep = match &cli.sweep {
+        Some(request) => {
+            let spec = sweep::resolve(request, bench)?;
+            // The swept value replaces the option's: both given is a mistake.
+            let (set_by, flag) = match spec.param {
+                SweepParam::Producers { .. } => (
+                    ["producers", "parallelism"]
+                        .into_iter()
+                        .find(|id| given(matches, id)),
+                    "-p/--producers (or --parallelism)".to_string(),
+                ),
+                SweepParam::Option(option) => (
+                    given(matches, option.long).then_some(option.long),
+                    format!("--{}", option.long),
+                ),
+            };
+            if set_by.is_some() {
+                return Err(Error::usage(format!(
+                    "--sweep {} sets each run's {}; drop {flag}",
+                    spec.param.name(),
+                    spec.param.name()
+                )));
+            }
+            // Each point is checked as its own run would be, before anything runs.
+            drop(sweep::points(&spec, bench, &config)?);
+            Some(spec)
+        }
+        None => {
+            bench.validate(&config)?;
+            None
+        }
+    };
+    Ok((
+        BenchRequest {
+            bench: bench.name(),
+            config,
+        },
+        sweep,
+    ))
+}
+
+fn check_outputs(outputs: &Outputs) -> Result<()> {
+    if outputs.json == Some(OutputTarget::Stdout) && outputs.csv == Some(OutputTarget::Stdout) {
+        return Err(Error::usage(
+            "--json - and --csv - both ask for standard output: only one may take it",
+        ));
     }
-    Ok(BenchRequest {
-        bench: bench.name(),
-        config,
-    })
+    if let Some(plot) = &outputs.plot {
+        if plot
+            .extension()
+            .is_none_or(|x| !x.eq_ignore_ascii_case("svg"))
+        {
+            return Err(Error::usage(format!(
+                "--plot writes SVG: give a file name ending in .svg, not {}",
+                plot.display()
+            )));
+        }
+    }
+    let files = outputs.files();
+    for (i, (flag, path)) in files.iter().enumerate() {
+        if let Some((other, _)) = files[..i]
+            .iter()
+            .find(|(_, earlier)| output::same_file(earlier, path))
+        {
+            return Err(Error::usage(format!(
+                "{other} and {flag} both name {}: give each its own file",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn given_options(matches: &ArgMatches) -> Vec<(&'static str, u64)> {
@@ -421,6 +711,32 @@ fn unknown_benchmark(name: &str) -> Error {
             close.join(", ")
         ))
     }
+}
+
+/// The completion script for `shell`, generated from the clap definitions.
+pub fn completions(shell: Shell) -> Vec<u8> {
+    let shell = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command(), "bench", &mut script);
+    script
+}
+
+/// The man page, in roff, generated from the clap definitions.
+pub fn man_page() -> Result<Vec<u8>> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command())
+        .render(&mut page)
+        .map_err(|e| {
+            Error::runtime(format!(
+                "cannot render the man page: {}",
+                output::reason(&e)
+            ))
+        })?;
+    Ok(page)
 }
 
 #[cfg(test)]
@@ -487,7 +803,7 @@ mod tests {
             (&["-p", "0", "trig-syscall-count"][..], "between 1 and 1024"),
             (
                 &["-p", "5000", "trig-syscall-count"][..],
-                "between 1 and 1024",
+                "too large: at most 1024",
             ),
             (
                 &["--prod-affinity", "1-", "trig-syscall-count"][..],

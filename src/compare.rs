@@ -1,42 +1,44 @@
 //! `bench compare OLD NEW...`: is the difference real? For each benchmark in
-//! both, old and new mean ± sd, the change, and a verdict from Welch's t-test
-//! on the measured samples and a noise floor.
+//! both, old and new mean ± sd of its headline rate, the change, and a verdict
+//! from Welch's t-test on the measured samples and a noise floor.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
+use crate::benches;
 use crate::error::{Error, Result};
-use crate::report::rate_with_sd;
+use crate::report::compare::{self as lines, Row, Side};
+use crate::report::reporter::Reporter;
 use crate::results::{ResultFile, RunRecord};
-use crate::stats::{mean_sd, measured_rates, welch};
+use crate::stats::{mean_sd, welch};
 
 /// The significance level of the t-test.
 pub const ALPHA: f64 = 0.05;
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "bench compare",
-    about = "Compare result files (--json) of two kernels, patches or machines.",
-    after_help = "A change is 'faster' or 'slower' when it is larger than the noise floor and \
-                  Welch's t-test on the per-second samples gives p < 0.05; otherwise it is \
-                  'within noise'. Exit codes: 0 ok, 2 bad usage, 6 a regression beyond \
-                  --fail-on-regression."
-)]
-struct CompareCli {
+/// The verdict when a change is not shown to be real.
+pub const NO_CHANGE: &str = "no significant change";
+
+pub const AFTER_HELP: &str = "Each benchmark is judged by its headline rate: hits per second, \
+or all operations per second for the perf family (syscall-*, breakpoint-*). A change is 'faster' \
+or 'slower' when it is larger than the noise floor and Welch's t-test on the per-second samples \
+gives p < 0.05; otherwise it is 'no significant change'. Rows of interrupted runs are marked \
+[partial]; file names are shown where a benchmark has more than one file. Exit codes: 0 ok, \
+2 bad usage, 6 a regression beyond --fail-on-regression.";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompareArgs {
     /// The baseline: a result file, or a directory of them.
     #[arg(value_name = "OLD")]
     old: PathBuf,
     /// Results to hold against the baseline: files or directories.
     #[arg(value_name = "NEW", required = true)]
     new: Vec<PathBuf>,
-    /// Changes smaller than PCT percent are called noise.
-    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = percent)]
+    /// Changes smaller than PCT percent are not called a change.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = percent,
+          allow_hyphen_values = true)]
     noise: f64,
     /// Exit with code 6 when a benchmark got significantly slower by more than PCT percent.
-    #[arg(long, value_name = "PCT", value_parser = percent)]
+    #[arg(long, value_name = "PCT", value_parser = percent, allow_hyphen_values = true)]
     fail_on_regression: Option<f64>,
     /// Compare even different benchmarks or option sets.
     #[arg(long)]
@@ -60,6 +62,8 @@ struct Entry {
     file: PathBuf,
     benchmark: String,
     param: Option<String>,
+    /// The file or the run was interrupted.
+    partial: bool,
     run: RunRecord,
     option_set: BTreeMap<String, String>,
 }
@@ -77,6 +81,42 @@ impl Entry {
         match (&self.param, self.run.sweep_value) {
             (Some(param), Some(v)) => format!("{} {param}={v}", self.benchmark),
             _ => self.benchmark.clone(),
+        }
+    }
+
+    fn file_name(&self) -> String {
+        self.file.file_name().map_or_else(
+            || self.file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+
+    /// The headline rate of each measured second, as the Reporter ranks the
+    /// benchmark (hits, or all operations); hits for a name the registry no
+    /// longer knows.
+    fn rates(&self) -> Vec<f64> {
+        let reporter = benches::find(&self.benchmark).map(Reporter::new);
+        self.run
+            .samples
+            .iter()
+            .filter(|s| !s.warmup)
+            .map(|s| match &reporter {
+                Some(reporter) => reporter.sample_rate(s),
+                None => s.hits_per_sec(),
+            })
+            .collect()
+    }
+
+    /// Why there is nothing to compare, when there is not.
+    fn nothing_measured(&self) -> Option<&'static str> {
+        if self.run.samples.iter().any(|s| !s.warmup) {
+            None
+        } else if self.run.fixed.is_some() {
+            Some("is a --repeat run, with no per-second samples")
+        } else if self.partial {
+            Some("was interrupted before measuring")
+        } else {
+            Some("has no measured samples")
         }
     }
 }
@@ -120,6 +160,7 @@ fn load_side(path: &Path) -> Result<Vec<Entry>> {
                 file: file.clone(),
                 benchmark: result.benchmark.clone(),
                 param: param.clone(),
+                partial: result.partial || run.partial,
                 option_set: option_set(&result, run),
                 run: run.clone(),
             });
@@ -147,7 +188,7 @@ pub fn judge(old: &[f64], new: &[f64], noise_pct: f64) -> Verdict {
     let p = welch(old, new).map(|w| w.p);
     let significant = p.is_some_and(|p| p < ALPHA);
     let word = if change_pct.abs() < noise_pct || !significant {
-        "within noise"
+        NO_CHANGE
     } else if change_pct > 0.0 {
         "faster"
     } else {
@@ -160,99 +201,89 @@ pub fn judge(old: &[f64], new: &[f64], noise_pct: f64) -> Verdict {
     }
 }
 
-pub fn main(args: impl IntoIterator<Item = OsString>) -> Result<String> {
-    let cli = match CompareCli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(err) => {
-            return match err.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    Ok(err.render().to_string())
-                }
-                _ => Err(Error::usage(
-                    err.render()
-                        .to_string()
-                        .lines()
-                        .next()
-                        .unwrap_or("invalid command line")
-                        .trim_start_matches("error: ")
-                        .to_string(),
-                )),
-            }
-        }
-    };
-    let old = load_side(&cli.old)?;
-    let mut out = String::new();
+/// What a comparison gives: its report, and the regression that fails it.
+pub struct Comparison {
+    pub report: Vec<String>,
+    pub regression: Option<Error>,
+}
+
+pub fn run(args: &CompareArgs) -> Result<Comparison> {
+    let old = load_side(&args.old)?;
+    let mut report = Vec::new();
     let mut regressions = Vec::new();
-    for new_path in &cli.new {
+    for new_path in &args.new {
         let new = load_side(new_path)?;
-        let pairs = pair_up(&old, &new, &cli, new_path)?;
-        if cli.new.len() > 1 {
-            out.push_str(&format!(
-                "# {} vs {}\n",
-                cli.old.display(),
-                new_path.display()
-            ));
+        let pairs = pair_up(&old, &new, args, new_path)?;
+        if args.new.len() > 1 {
+            report.push(lines::section(&args.old, new_path));
         }
-        out.push_str(&format!(
-            "{:<32} {:>22} {:>22} {:>9}  verdict\n",
-            "benchmark", "old", "new", "change"
-        ));
+        report.push(lines::header());
         for (o, n) in pairs {
-            let (old_rates, new_rates) = (
-                measured_rates(&o.run.samples),
-                measured_rates(&n.run.samples),
-            );
-            if old_rates.is_empty() || new_rates.is_empty() {
-                out.push_str(&format!(
-                    "{:<32} no per-second samples to compare (a --repeat run)\n",
-                    o.label()
-                ));
+            let mut label = if o.benchmark == n.benchmark {
+                o.label()
+            } else {
+                format!("{} vs {}", o.label(), n.label())
+            };
+            // Two files of one benchmark on a side: say which row is which.
+            let repeated =
+                |side: &[Entry], e: &Entry| side.iter().filter(|x| x.key() == e.key()).count() > 1;
+            if repeated(&old, o) || repeated(&new, n) {
+                label = format!("{label} ({} vs {})", o.file_name(), n.file_name());
+            }
+            let partial = match (o.partial, n.partial) {
+                (true, true) => Some(Side::Both),
+                (true, false) => Some(Side::Old),
+                (false, true) => Some(Side::New),
+                (false, false) => None,
+            };
+            if let Some((side, why)) = o
+                .nothing_measured()
+                .map(|w| ("old", w))
+                .or_else(|| n.nothing_measured().map(|w| ("new", w)))
+            {
+                report.push(lines::nothing_to_compare(&label, side, why));
                 continue;
             }
-            let v = judge(&old_rates, &new_rates, cli.noise);
-            let (om, nm) = (mean_sd(&old_rates), mean_sd(&new_rates));
-            let p = v.p.map_or("p n/a".to_string(), |p| format!("p={p:.3}"));
-            out.push_str(&format!(
-                "{:<32} {:>22} {:>22} {:>+8.2}%  {} ({p})\n",
-                o.label(),
-                rate_with_sd(om.mean, om.sd),
-                rate_with_sd(nm.mean, nm.sd),
-                v.change_pct,
-                v.word
-            ));
-            if let Some(limit) = cli.fail_on_regression {
+            let (old_rates, new_rates) = (o.rates(), n.rates());
+            let v = judge(&old_rates, &new_rates, args.noise);
+            report.push(lines::row(&Row {
+                label: &label,
+                old: mean_sd(&old_rates),
+                new: mean_sd(&new_rates),
+                change_pct: v.change_pct,
+                word: v.word,
+                p: v.p,
+                partial,
+            }));
+            if let Some(limit) = args.fail_on_regression {
                 // The gate is its own floor: significant and slower than
                 // allowed, whatever --noise says.
                 if v.p.is_some_and(|p| p < ALPHA) && -v.change_pct > limit {
-                    regressions.push(format!(
-                        "{} is {:.1}% slower ({p})",
-                        n.label(),
-                        -v.change_pct
-                    ));
+                    regressions.push(lines::regression(&label, -v.change_pct, v.p));
                 }
             }
         }
     }
-    if !regressions.is_empty() {
-        print!("{out}");
-        return Err(Error::Regression(format!(
+    let regression = (!regressions.is_empty()).then(|| {
+        Error::Regression(format!(
             "regression beyond {}%: {}",
-            cli.fail_on_regression.unwrap_or_default(),
+            args.fail_on_regression.unwrap_or_default(),
             regressions.join("; ")
-        )));
-    }
-    Ok(out)
+        ))
+    });
+    Ok(Comparison { report, regression })
 }
 
 /// Matches old and new entries by benchmark (and swept value), refusing what
-/// should not be compared unless `--force`.
+/// should not be compared unless `--force`. Where a side holds one benchmark
+/// more than once, the i-th of each side are paired.
 fn pair_up<'a>(
     old: &'a [Entry],
     new: &'a [Entry],
-    cli: &CompareCli,
+    args: &CompareArgs,
     new_path: &Path,
 ) -> Result<Vec<(&'a Entry, &'a Entry)>> {
-    let single_files = !cli.old.is_dir() && !new_path.is_dir();
+    let single_files = !args.old.is_dir() && !new_path.is_dir();
     let names = |side: &[Entry]| {
         let mut names: Vec<String> = side.iter().map(|e| e.benchmark.clone()).collect();
         names.dedup();
@@ -261,10 +292,10 @@ fn pair_up<'a>(
     let (old_names, new_names) = (names(old), names(new));
     let mut pairs = Vec::new();
     if single_files && old_names != new_names {
-        if !cli.force {
+        if !args.force {
             return Err(Error::usage(format!(
                 "{} holds {} but {} holds {}: different benchmarks (--force compares them anyway)",
-                cli.old.display(),
+                args.old.display(),
                 old_names.join(", "),
                 new_path.display(),
                 new_names.join(", ")
@@ -272,20 +303,27 @@ fn pair_up<'a>(
         }
         pairs.extend(old.iter().zip(new.iter()));
     } else {
-        for o in old {
-            if let Some(n) = new.iter().find(|n| n.key() == o.key()) {
-                pairs.push((o, n));
+        let mut keys: Vec<_> = old.iter().map(Entry::key).collect();
+        keys.dedup();
+        for key in keys {
+            let olds: Vec<&Entry> = old.iter().filter(|e| e.key() == key).collect();
+            let news: Vec<&Entry> = new.iter().filter(|e| e.key() == key).collect();
+            if news.is_empty() {
+                continue;
+            }
+            for i in 0..olds.len().max(news.len()) {
+                pairs.push((olds[i.min(olds.len() - 1)], news[i.min(news.len() - 1)]));
             }
         }
         if pairs.is_empty() {
             return Err(Error::usage(format!(
                 "{} and {} have no benchmark in common",
-                cli.old.display(),
+                args.old.display(),
                 new_path.display()
             )));
         }
     }
-    if !cli.force {
+    if !args.force {
         for (o, n) in &pairs {
             let mut names = o.option_set.keys().chain(n.option_set.keys());
             if let Some(name) = names.find(|k| o.option_set.get(*k) != n.option_set.get(*k)) {
@@ -327,19 +365,19 @@ mod tests {
     #[test]
     fn half_a_percent_is_noise() {
         let v = judge(&rates(1e6), &rates(1.005e6), 2.0);
-        assert_eq!(v.word, "within noise");
+        assert_eq!(v.word, NO_CHANGE);
         // Even when significant, a change under the floor is noise.
         let tight: Vec<f64> = rates(1e6).iter().map(|r| 1e6 + (r - 1e6) / 100.0).collect();
         let moved: Vec<f64> = tight.iter().map(|r| r * 1.005).collect();
         let v = judge(&tight, &moved, 2.0);
         assert!(v.p.unwrap() < ALPHA);
-        assert_eq!(v.word, "within noise");
+        assert_eq!(v.word, NO_CHANGE);
     }
 
     #[test]
     fn a_large_but_noisy_change_is_not_called() {
         let old = [1.0e6, 2.0e6, 0.5e6];
         let new = [1.5e6, 0.7e6, 2.2e6];
-        assert_eq!(judge(&old, &new, 2.0).word, "within noise");
+        assert_eq!(judge(&old, &new, 2.0).word, NO_CHANGE);
     }
 }

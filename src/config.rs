@@ -111,26 +111,74 @@ impl RunConfig {
     }
 }
 
-/// `--sweep PARAM=LIST`: the parameter and its values.
+/// What `--sweep` varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepParam {
+    /// The producer count, under the name it was given (`producers`, or a
+    /// benchmark's alias such as `parallelism`).
+    Producers { name: &'static str },
+    /// One of the benchmark's own options.
+    Option(BenchOption),
+}
+
+impl SweepParam {
+    /// The name the sweep is shown and kept under.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SweepParam::Producers { name } => name,
+            SweepParam::Option(option) => option.long,
+        }
+    }
+}
+
+/// `--sweep PARAM=LIST`: the parameter, resolved against the benchmark, and
+/// its values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SweepSpec {
-    pub param: String,
+    pub param: SweepParam,
     pub values: Vec<u64>,
 }
 
-/// Where the JSON result goes.
+/// Where an output goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum JsonTarget {
+pub enum OutputTarget {
     File(PathBuf),
-    /// `--json -`: JSON on stdout, the text report on stderr.
+    /// `-`: on stdout, the text report then going to stderr.
     Stdout,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outputs {
-    pub json: Option<JsonTarget>,
-    pub csv: Option<PathBuf>,
+    pub json: Option<OutputTarget>,
+    pub csv: Option<OutputTarget>,
     pub plot: Option<PathBuf>,
+}
+
+impl Outputs {
+    /// An output takes stdout, so the text report goes to stderr.
+    pub fn stdout_taken(&self) -> bool {
+        [&self.json, &self.csv]
+            .iter()
+            .any(|t| **t == Some(OutputTarget::Stdout))
+    }
+
+    /// Every output that names a file, with its flag.
+    pub fn files(&self) -> Vec<(&'static str, &std::path::Path)> {
+        fn file(target: &Option<OutputTarget>) -> Option<&std::path::Path> {
+            match target {
+                Some(OutputTarget::File(path)) => Some(path.as_path()),
+                _ => None,
+            }
+        }
+        [
+            ("--json", file(&self.json)),
+            ("--csv", file(&self.csv)),
+            ("--plot", self.plot.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path?)))
+        .collect()
+    }
 }
 
 /// One benchmark (by its registry name) and how to run it.

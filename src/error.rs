@@ -83,4 +83,14 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A panic's message, whatever its payload: the one reading of a payload,
+/// for the main thread's hook and the workers' guard.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;

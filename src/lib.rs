@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod interrupt;
 pub mod kernel;
+pub mod lists;
 pub mod noise;
 pub mod probe;
 pub mod report;

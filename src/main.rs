@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use bench::cli::{self, Command};
-use bench::error::Error;
-use bench::{app, benches, bpf, compare, interrupt, probe};
+use bench::error::{panic_message, Error};
+use bench::report::{listing, output};
+use bench::{app, bpf, compare, interrupt, kernel, probe, results};
 
 fn main() -> ExitCode {
     // Like any Unix filter: `bench ... | head` ends bench when head exits
@@ -20,46 +21,73 @@ fn main() -> ExitCode {
         if name.starts_with("producer-") || name.starts_with("consumer-") {
             return;
         }
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_string());
-        eprintln!("error: internal error in thread {name}: {message}");
+        eprintln!(
+            "error: internal error in thread {name}: {}",
+            panic_message(info.payload())
+        );
     }));
 
     interrupt::install();
-    let args: Vec<_> = std::env::args_os().collect();
     let mut bench_name = None;
-    let result = if args.get(1).is_some_and(|a| a == "compare") {
-        compare::main(args.into_iter().skip(1)).map(|report| print!("{report}"))
-    } else {
-        cli::parse(args).and_then(|command| match command {
-            Command::Print(text) => {
-                println!("{}", text.trim_end());
-                Ok(())
+    let result = cli::parse(std::env::args_os()).and_then(|command| match command {
+        Command::Print(text) => {
+            output::print_line(text.trim_end());
+            Ok(())
+        }
+        Command::List => {
+            for line in listing::list_lines() {
+                output::print_line(&line);
             }
-            Command::List => {
-                list();
-                Ok(())
+            Ok(())
+        }
+        Command::Probe {
+            benches,
+            json,
+            verbose,
+        } => {
+            bpf::init_logging(verbose);
+            if let Some(bench::config::OutputTarget::File(path)) = &json {
+                output::check_writable("--json", path)?;
             }
-            Command::Probe => {
-                bpf::init_logging(false);
-                for line in probe::probe_all() {
-                    println!("{line}");
+            let outcomes = probe::probe_each(&benches);
+            match json {
+                Some(target) => {
+                    let file = probe::ProbeFile {
+                        schema: probe::SCHEMA,
+                        tool: results::Tool::this(),
+                        kernel_release: kernel::release(),
+                        partial: outcomes.len() < benches.len(),
+                        benchmarks: outcomes,
+                    };
+                    output::write(&target, listing::probe_json(&file).as_bytes())
                 }
-                Ok(())
-            }
-            Command::Run(request) => {
-                // Several benchmarks name the one that failed in the error.
-                if let [only] = &request.benches[..] {
-                    bench_name = Some(only.bench);
+                None => {
+                    for line in listing::probe_lines(&outcomes) {
+                        output::print_line(&line);
+                    }
+                    Ok(())
                 }
-                app::run(&request)
             }
-        })
-    };
+        }
+        Command::Run(request) => {
+            // Several benchmarks name the one that failed in the error.
+            if let [only] = &request.benches[..] {
+                bench_name = Some(only.bench);
+            }
+            app::run(&request)
+        }
+        Command::Compare(args) => {
+            let comparison = compare::run(&args)?;
+            for line in &comparison.report {
+                output::print_line(line);
+            }
+            comparison.regression.map_or(Ok(()), Err)
+        }
+        Command::Completions(shell) => output::write_stdout(&cli::completions(shell)),
+        Command::Man => output::write_stdout(&cli::man_page()?),
+    });
+    // What could not be printed is a failure too (a full disk behind stdout).
+    let result = result.and_then(|()| output::stdout_failure().map_or(Ok(()), Err));
     // A command that finished anyway after a Ctrl-C (--list, compare) still
     // says it was interrupted.
     let result = result.and_then(|()| match interrupt::received() {
@@ -81,13 +109,5 @@ fn main() -> ExitCode {
             }
             ExitCode::from(err.exit_code())
         }
-    }
-}
-
-fn list() {
-    let width = benches::all().map(|b| b.name().len()).max().unwrap_or(0);
-    println!("Available benchmarks:");
-    for bench in benches::all() {
-        println!("  {:width$}  {}", bench.name(), bench.description());
     }
 }

@@ -1,14 +1,28 @@
 //! `--sweep PARAM=LIST`: the same benchmark once per value of one parameter.
 
 use crate::benches::{self, Benchmark};
-use crate::config::{RunConfig, SweepSpec, MAX_THREADS};
+use crate::config::{RunConfig, SweepParam, SweepSpec, MAX_THREADS};
 use crate::error::{Error, Result};
+use crate::lists::{parse_ranges, ListSyntax};
 
 /// The most values one sweep may take.
 pub const MAX_POINTS: usize = 256;
 
+/// `--sweep` as written: a parameter name, not yet resolved against the
+/// benchmark, and its values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepRequest {
+    pub param: String,
+    pub values: Vec<u64>,
+}
+
 /// Parses `producers=1,2,4` or `trig-batch-iters=1..8` (an inclusive range).
-pub fn parse_spec(text: &str) -> std::result::Result<SweepSpec, String> {
+pub fn parse_spec(text: &str) -> std::result::Result<SweepRequest, String> {
+    const SYNTAX: ListSyntax = ListSyntax {
+        range: "..",
+        item: "a whole number",
+        range_name: "range",
+    };
     let (param, list) = text
         .split_once('=')
         .ok_or_else(|| format!("expected PARAM=LIST such as producers=1,2,4, got '{text}'"))?;
@@ -16,29 +30,12 @@ pub fn parse_spec(text: &str) -> std::result::Result<SweepSpec, String> {
     if param.is_empty() {
         return Err("the parameter name is empty".into());
     }
-    let number = |s: &str| {
-        s.trim()
-            .parse::<u64>()
-            .map_err(|_| format!("'{}' is not a whole number", s.trim()))
-    };
     let mut values = Vec::new();
-    for part in list.split(',') {
-        match part.split_once("..") {
-            Some((lo, hi)) => {
-                let (lo, hi) = (number(lo)?, number(hi)?);
-                if lo > hi {
-                    return Err(format!("the range '{}' runs backwards", part.trim()));
-                }
-                if hi - lo >= MAX_POINTS as u64 {
-                    return Err(format!("a sweep takes at most {MAX_POINTS} values"));
-                }
-                values.extend(lo..=hi);
-            }
-            None => values.push(number(part)?),
-        }
-        if values.len() > MAX_POINTS {
+    for (lo, hi) in parse_ranges(list, &SYNTAX)? {
+        if hi - lo >= MAX_POINTS as u64 || values.len() + (hi - lo) as usize >= MAX_POINTS {
             return Err(format!("a sweep takes at most {MAX_POINTS} values"));
         }
+        values.extend(lo..=hi);
     }
     let mut seen = Vec::new();
     for v in &values {
@@ -47,50 +44,63 @@ pub fn parse_spec(text: &str) -> std::result::Result<SweepSpec, String> {
         }
         seen.push(*v);
     }
-    Ok(SweepSpec {
+    Ok(SweepRequest {
         param: param.to_string(),
         values,
     })
 }
 
+/// Resolves the swept parameter against `bench`: the producer count (or the
+/// benchmark's name for it), or one of the benchmark's options.
+pub fn resolve(request: &SweepRequest, bench: &dyn Benchmark) -> Result<SweepSpec> {
+    let name = request.param.as_str();
+    let param = if name == "producers" {
+        SweepParam::Producers { name: "producers" }
+    } else if let Some(alias) = bench.producers_alias().filter(|a| *a == name) {
+        SweepParam::Producers { name: alias }
+    } else if let Some(option) = bench.options().iter().find(|o| o.long == name) {
+        SweepParam::Option(*option)
+    } else {
+        let names: Vec<&str> = bench.options().iter().map(|o| o.long).collect();
+        return Err(Error::usage(format!(
+            "--sweep {name}: {} has no such option; it sweeps producers{}",
+            bench.name(),
+            names.iter().map(|n| format!(", {n}")).collect::<String>()
+        )));
+    };
+    Ok(SweepSpec {
+        param,
+        values: request.values.clone(),
+    })
+}
+
 /// Whether `spec` sweeps the producer count (under either of its names).
 pub fn is_producers(spec: &SweepSpec) -> bool {
-    matches!(spec.param.as_str(), "producers" | "parallelism")
+    matches!(spec.param, SweepParam::Producers { .. })
 }
 
 /// The configuration of each point, each checked as a single run would be.
 pub fn points(spec: &SweepSpec, bench: &dyn Benchmark, base: &RunConfig) -> Result<Vec<RunConfig>> {
-    let known = match spec.param.as_str() {
-        "producers" => true,
-        alias @ "parallelism" => bench.producers_alias() == Some(alias),
-        option => bench.options().iter().any(|o| o.long == option),
-    };
-    if !known {
-        let names: Vec<&str> = bench.options().iter().map(|o| o.long).collect();
-        return Err(Error::usage(format!(
-            "--sweep {}: {} has no such option; it sweeps producers{}",
-            spec.param,
-            bench.name(),
-            names.iter().map(|n| format!(", {n}")).collect::<String>()
-        )));
-    }
     spec.values
         .iter()
         .map(|&value| {
             let mut config = base.clone();
-            if is_producers(spec) {
-                if value == 0 || value > MAX_THREADS {
-                    return Err(Error::usage(format!(
-                        "--sweep producers={value}: producers must be between 1 and {MAX_THREADS}"
-                    )));
+            match spec.param {
+                SweepParam::Producers { name } => {
+                    if value == 0 || value > MAX_THREADS {
+                        return Err(Error::usage(format!(
+                            "--sweep {name}={value}: producers must be between 1 and {MAX_THREADS}"
+                        )));
+                    }
+                    config.producers = value as usize;
                 }
-                config.producers = value as usize;
-            } else {
-                let mut given: Vec<(&'static str, u64)> = config.params.iter().collect();
-                for entry in given.iter_mut().filter(|(name, _)| *name == spec.param) {
-                    entry.1 = value;
+                SweepParam::Option(option) => {
+                    let mut given: Vec<(&'static str, u64)> = config.params.iter().collect();
+                    for entry in given.iter_mut().filter(|(name, _)| *name == option.long) {
+                        entry.1 = value;
+                    }
+                    config.params = benches::resolve_params(bench, &given)?;
                 }
-                config.params = benches::resolve_params(bench, &given)?;
             }
             bench.validate(&config)?;
             Ok(config)
@@ -114,6 +124,24 @@ mod tests {
             parse_spec("breakpoints=0,2..3").unwrap().values,
             vec![0, 2, 3]
         );
+    }
+
+    #[test]
+    fn parameters_resolve_against_the_benchmark() {
+        let thread = benches::find("breakpoint-thread").unwrap();
+        let spec = resolve(&parse_spec("parallelism=1,2").unwrap(), thread).unwrap();
+        assert_eq!(
+            spec.param,
+            SweepParam::Producers {
+                name: "parallelism"
+            }
+        );
+        let spec = resolve(&parse_spec("threads=1,2").unwrap(), thread).unwrap();
+        assert!(matches!(spec.param, SweepParam::Option(o) if o.long == "threads"));
+        let nop = benches::find("trig-uprobe-nop").unwrap();
+        let err = resolve(&parse_spec("threads=1").unwrap(), nop).unwrap_err();
+        assert!(err.to_string().contains("has no such option"), "{err}");
+        assert!(resolve(&parse_spec("parallelism=1").unwrap(), nop).is_err());
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::time::Duration;
 use libbpf_rs::libbpf_sys;
 
 use super::{Benchmark, Info, Metric, PerfFormat};
+use crate::bpf::Needs;
 use crate::config::{BenchOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::runner::{ProducerCtx, Workload};
@@ -206,7 +207,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
                 ops_per_sec: false,
             }),
             options: &[BREAKPOINTS, THREADS],
-            needs_bpf: false,
+            needs: Needs::Nothing,
             consumers: false,
             producers_alias: Some("parallelism"),
         },
@@ -223,7 +224,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
                 ops_per_sec: false,
             }),
             options: &[PASSIVE, ACTIVE],
-            needs_bpf: false,
+            needs: Needs::Nothing,
             consumers: false,
             producers_alias: None,
         },

@@ -14,6 +14,7 @@ pub mod usdt;
 
 use std::collections::BTreeMap;
 
+use crate::bpf::Needs;
 use crate::config::{BenchOption, Params, RunConfig};
 use crate::error::{Error, Result};
 use crate::runner::Workload;
@@ -55,8 +56,8 @@ pub struct Info {
     pub metric: Metric,
     /// The benchmark's own options.
     pub options: &'static [BenchOption],
-    /// Set-up loads BPF programs (and so needs privileges).
-    pub needs_bpf: bool,
+    /// What set-up asks of the kernel, and so the privileges it needs.
+    pub needs: Needs,
     /// The benchmark has a consumer body (`-c`).
     pub consumers: bool,
     /// Another name its users know `--producers` by (perf's `--parallelism`).
@@ -71,17 +72,14 @@ impl Info {
             description,
             metric: Metric::Hits,
             options: &[],
-            needs_bpf: false,
+            needs: Needs::Nothing,
             consumers: false,
             producers_alias: None,
         }
     }
 
-    pub const fn bpf(self) -> Info {
-        Info {
-            needs_bpf: true,
-            ..self
-        }
+    pub const fn needs(self, needs: Needs) -> Info {
+        Info { needs, ..self }
     }
 
     pub const fn options(self, options: &'static [BenchOption]) -> Info {
@@ -116,8 +114,11 @@ impl dyn Benchmark + '_ {
     pub fn options(&self) -> &'static [BenchOption] {
         self.info().options
     }
+    pub fn needs(&self) -> Needs {
+        self.info().needs
+    }
     pub fn needs_bpf(&self) -> bool {
-        self.info().needs_bpf
+        self.info().needs != Needs::Nothing
     }
     pub fn has_consumers(&self) -> bool {
         self.info().consumers
@@ -186,15 +187,6 @@ pub fn resolve_params(bench: &dyn Benchmark, given: &[(&'static str, u64)]) -> R
         values.insert(option.long, value);
     }
     Ok(Params::new(values))
-}
-
-/// The benchmarks that take consumers (`-c`), for messages that name them.
-pub fn consumer_takers() -> String {
-    let takers: Vec<&str> = all()
-        .filter(|b| b.has_consumers())
-        .map(|b| b.name())
-        .collect();
-    summarize_names(&takers)
 }
 
 /// A few names for a message: all of them, or the first three and a count.

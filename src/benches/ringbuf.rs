@@ -22,6 +22,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType, RingBufferBuilder};
 
 use super::{Benchmark, Info};
 use crate::bpf::skel::ringbuf::{RingbufSkel, RingbufSkelBuilder};
+use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::{BenchOption, RunConfig};
 use crate::error::{Error, Result};
@@ -146,7 +147,9 @@ const fn buf(
     BufBench {
         info: Info {
             consumers: true,
-            ..Info::hits(name, description).bpf().options(options)
+            ..Info::hits(name, description)
+                .needs(Needs::TracepointEvent)
+                .options(options)
         },
         kind,
     }

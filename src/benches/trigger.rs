@@ -9,6 +9,7 @@ use libbpf_rs::{Link, ProgramInput};
 
 use super::{Benchmark, Info};
 use crate::bpf::skel::trigger::{TriggerSkel, TriggerSkelBuilder};
+use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::{BenchOption, RunConfig};
 use crate::error::{Error, Result};
@@ -157,7 +158,20 @@ const fn trigger(
     description: &'static str,
 ) -> KernelTrigger {
     KernelTrigger {
-        info: Info::hits(name, description).bpf().options(&[BATCH_ITERS]),
+        info: Info::hits(name, description)
+            .needs(match probe {
+                None => Needs::RunProgram,
+                Some(Probe {
+                    class: Class::Tracepoint,
+                    ..
+                }) => Needs::TracepointEvent,
+                Some(Probe {
+                    class: Class::Kprobe { multi: false },
+                    ..
+                }) => Needs::KprobeEvent,
+                Some(_) => Needs::Link,
+            })
+            .options(&[BATCH_ITERS]),
         driver,
         probe,
     }

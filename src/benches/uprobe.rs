@@ -8,6 +8,7 @@ use libbpf_rs::{Link, UprobeMultiOpts, UprobeOpts};
 
 use super::{Benchmark, Info};
 use crate::bpf::skel::uprobe::UprobeSkelBuilder;
+use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
@@ -204,7 +205,10 @@ const fn probe(
     description: &'static str,
 ) -> UprobeBench {
     UprobeBench {
-        info: Info::hits(name, description).bpf(),
+        info: Info::hits(name, description).needs(match attach {
+            Attach::UprobeMulti | Attach::UretprobeMulti => Needs::Link,
+            Attach::Uprobe | Attach::Uretprobe => Needs::UprobeEvent,
+        }),
         attach,
         target,
     }

@@ -8,6 +8,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use super::uprobe::ProbedTarget;
 use super::{Benchmark, Info};
 use crate::bpf::skel::usdt::UsdtSkelBuilder;
+use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::RunConfig;
 use crate::error::Result;
@@ -16,11 +17,12 @@ use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &UsdtBench {
-        info: Info::hits("trig-usdt-nop", "USDT probe whose site is a nop").bpf(),
+        info: Info::hits("trig-usdt-nop", "USDT probe whose site is a nop").needs(Needs::Link),
         target: Target::UsdtNop,
     },
     &UsdtBench {
-        info: Info::hits("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop").bpf(),
+        info: Info::hits("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop")
+            .needs(Needs::Link),
         target: Target::UsdtNop5,
     },
 ];

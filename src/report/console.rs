@@ -30,7 +30,7 @@ impl Console {
             if self.to_stderr {
                 eprintln!("{line}");
             } else {
-                println!("{line}");
+                super::output::print_line(line);
             }
         };
         match &self.bar {

@@ -73,6 +73,14 @@ impl Reporter {
         }
     }
 
+    /// One second's headline rate: what [`Reporter::headline`] averages.
+    pub fn sample_rate(&self, sample: &Sample) -> f64 {
+        match self.metric {
+            Metric::Hits => sample.hits_per_sec(),
+            Metric::Ops(_) => sample.total_per_sec(),
+        }
+    }
+
     /// What the headline counts, for titles and axes.
     pub fn counted(&self) -> &'static str {
         match self.metric {

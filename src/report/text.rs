@@ -31,8 +31,8 @@ pub fn iteration_line(sample: &Sample, producers: usize) -> String {
 /// where the kernel's scripts cut them.
 pub fn summary_line(summary: &Summary) -> String {
     let latency = match summary.latency_ns {
-        Some(ns) => format!("{ns:8.3} ns/op"),
-        None => "     n/a ns/op".to_string(),
+        Some(ns) => format!("{ns:8.3} ns/op/prod"),
+        None => "     n/a ns/op/prod".to_string(),
     };
     format!(
         "Summary: hits {:8.3} \u{00b1} {:5.3}M/s ({:7.3}M/prod), drops {:8.3} \u{00b1} {:5.3}M/s, \
@@ -414,7 +414,7 @@ mod tests {
         };
         let line = summary_line(&summary);
         assert!(line.starts_with("Summary: hits    1.234 \u{b1} 0.012M/s (  1.234M/prod), drops    0.000 \u{b1} 0.000M/s, total operations    1.234 \u{b1} 0.012M/s"), "{line}");
-        assert!(line.ends_with("latency  810.373 ns/op"), "{line}");
+        assert!(line.ends_with("latency  810.373 ns/op/prod"), "{line}");
         assert_eq!(kernel_cut(&line).trim(), "1.234 \u{b1} 0.012M/s");
         let noisy = Summary {
             noisy: true,
@@ -423,7 +423,7 @@ mod tests {
         };
         let line = summary_line(&noisy);
         assert!(
-            line.ends_with("latency  810.373 ns/op, noisy: a tick was 123.4 ms late"),
+            line.ends_with("latency  810.373 ns/op/prod, noisy: a tick was 123.4 ms late"),
             "{line}"
         );
         assert_eq!(kernel_cut(&line).trim(), "1.234 \u{b1} 0.012M/s");

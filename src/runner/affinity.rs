@@ -3,6 +3,7 @@
 use std::fs;
 
 use crate::error::{Error, Result};
+use crate::lists::{parse_ranges, ListSyntax};
 
 /// How threads are placed on CPUs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,30 +28,22 @@ pub struct Placement {
 /// Parses a CPU list such as `0-3,5` (the kernel's cpulist format) into sorted,
 /// distinct CPU numbers.
 pub fn parse_cpu_list(text: &str) -> std::result::Result<Vec<usize>, String> {
+    const SYNTAX: ListSyntax = ListSyntax {
+        range: "-",
+        item: "a CPU number",
+        range_name: "CPU range",
+    };
     let text = text.trim();
     if text.is_empty() {
         return Err("the CPU list is empty".into());
     }
-    let number = |s: &str| {
-        s.trim()
-            .parse::<usize>()
-            .map_err(|_| format!("'{}' is not a CPU number", s.trim()))
-    };
     let mut cpus = Vec::new();
-    for part in text.split(',') {
-        match part.split_once('-') {
-            Some((lo, hi)) => {
-                let (lo, hi) = (number(lo)?, number(hi)?);
-                if lo > hi {
-                    return Err(format!("the CPU range '{}' runs backwards", part.trim()));
-                }
-                if hi - lo > 65_536 {
-                    return Err(format!("the CPU range '{}' is too large", part.trim()));
-                }
-                cpus.extend(lo..=hi);
-            }
-            None => cpus.push(number(part)?),
+    for (lo, hi) in parse_ranges(text, &SYNTAX)? {
+        if hi - lo > 65_536 {
+            return Err(format!("the CPU range '{lo}-{hi}' is too large"));
         }
+        let cpu = |n: u64| usize::try_from(n).map_err(|_| format!("'{n}' is not a CPU number"));
+        cpus.extend(cpu(lo)?..=cpu(hi)?);
     }
     cpus.sort_unstable();
     cpus.dedup();

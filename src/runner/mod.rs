@@ -378,11 +378,7 @@ impl Shared {
 fn guarded(shared: &Shared, cpu: Option<usize>, who: &str, body: impl FnOnce() -> Result<()>) {
     let result = cpu.map_or(Ok(()), pin_current_thread).and_then(|()| {
         catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".to_string());
+            let what = crate::error::panic_message(payload.as_ref());
             Err(Error::runtime(format!("{who} panicked: {what}")))
         })
     });

@@ -134,3 +134,36 @@ pub fn processes_of(bin: &Path) -> Vec<i32> {
         })
         .collect()
 }
+
+/// A copy of the binary that `nobody` can run (the build directory may be
+/// closed to it), made once per test process and kept until it exits.
+pub fn nobody_copy() -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    static COPY: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let dir = COPY.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("bench-test-nobody-")
+            .tempdir()
+            .unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = dir.path().join("bench");
+        std::fs::copy(bench_bin(), &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    });
+    dir.path().join("bench")
+}
+
+/// Runs `cmd`, again while exec fails with ETXTBSY: a thread of this test
+/// process that forked while the copy was open for writing keeps it "busy"
+/// until that child execs.
+pub fn run_exec_retrying(mut make: impl FnMut() -> Command) -> Output {
+    for _ in 0..50 {
+        let out = run_cmd(make());
+        if !(out.code == 126 && out.stderr.contains("Text file busy")) {
+            return out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the copy of the binary stayed busy");
+}

@@ -1,0 +1,41 @@
+//! The lines of `--list` and `--probe`, and the JSON of `--probe --json`.
+
+use crate::benches::{self, Benchmark};
+use crate::probe::{Outcome, ProbeFile, Status};
+
+/// `--list`: a title, then every benchmark with its description.
+pub fn list_lines() -> Vec<String> {
+    let width = benches::all().map(|b| b.name().len()).max().unwrap_or(0);
+    let mut lines = vec!["Available benchmarks:".to_string()];
+    lines.extend(
+        benches::all()
+            .map(|b: &dyn Benchmark| format!("  {:width$}  {}", b.name(), b.description())),
+    );
+    lines
+}
+
+/// `--probe`: one line per benchmark, `ok` or why not.
+pub fn probe_lines(outcomes: &[Outcome]) -> Vec<String> {
+    let width = outcomes.iter().map(|o| o.name.len()).max().unwrap_or(0);
+    outcomes
+        .iter()
+        .map(|o| {
+            let reason = o.reason.as_deref().unwrap_or("");
+            let outcome = match o.status {
+                Status::Ok => "ok".to_string(),
+                Status::Unsupported => format!("unsupported: {reason}"),
+                Status::Permission => reason.to_string(),
+                Status::Error => format!("error: {reason}"),
+            };
+            format!("{:width$}  {outcome}", o.name)
+        })
+        .collect()
+}
+
+/// `--probe --json`: the whole file, pretty-printed.
+pub fn probe_json(file: &ProbeFile) -> String {
+    // Plain strings and enums: serialising them cannot fail.
+    let mut text = serde_json::to_string_pretty(file).unwrap_or_default();
+    text.push('\n');
+    text
+}
