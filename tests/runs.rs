@@ -209,7 +209,7 @@ fn runs_refuse_what_they_cannot_combine_with() {
         ),
         (
             &["--runs", "2", "--precision", "3", "trig-syscall-count"][..],
-            "give one of them",
+            "cannot be used with",
         ),
         (
             &["--runs", "0", "trig-syscall-count"][..],
