@@ -50,6 +50,10 @@ pub struct Context {
     pub online_cpus: String,
     /// When the run started, RFC 3339 in UTC.
     pub date: String,
+    /// Inside a VM of scripts/run_in_vm.sh: `kvm`, or `tcg` (emulated: the
+    /// times are not performance numbers). Absent in older files.
+    #[serde(default)]
+    pub vm: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,6 +173,7 @@ impl Context {
             cpu_model: cpu_model(),
             online_cpus: format_cpu_list(online),
             date: rfc3339_utc(SystemTime::now()),
+            vm: kernel::vm(),
         }
     }
 }

@@ -90,6 +90,9 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     ),
 ];
 
+/// The kfunc that the Kfunc driver calls (Linux 6.10+).
+const KFUNC: &str = "bpf_modify_return_test_tp";
+
 /// What the driver program calls in its loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Driver {
@@ -216,6 +219,12 @@ fn loaded_prog<'a, 'obj>(
 impl KernelTrigger {
     /// Why the kernel refused to load this benchmark's programs.
     fn load_refused(&self, err: &libbpf_rs::Error) -> Error {
+        if self.driver == Driver::Kfunc && kernel::btf_has_func(KFUNC) == Some(false) {
+            return Error::unsupported(kernel::needs_linux(
+                &format!("the {KFUNC} kfunc needs"),
+                "6.10",
+            ));
+        }
         if self.probe.is_tracing() && bpf::errno(err) == Some(libc::EPERM) {
             return Error::unsupported("tracing programs are refused (EPERM: lockdown or an LSM)");
         }
@@ -232,9 +241,10 @@ impl KernelTrigger {
         if self.probe.is_kprobe() {
             let multi = matches!(self.probe, Probe::KprobeMulti | Probe::KretprobeMulti);
             if multi && kernel::config_is_off("CONFIG_FPROBE") {
-                return Error::unsupported(
-                    "kprobe-multi links not available (CONFIG_FPROBE is not set)",
-                );
+                return Error::unsupported(format!(
+                    "kprobe-multi links need CONFIG_FPROBE (Linux 5.18+), which {} is built without",
+                    kernel::release()
+                ));
             }
             if kernel::config_is_off("CONFIG_KPROBES") {
                 return Error::unsupported("kprobes not available (CONFIG_KPROBES is not set)");

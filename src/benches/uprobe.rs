@@ -10,6 +10,7 @@ use super::{Benchmark, RunConfig};
 use crate::bpf::skel::uprobe::UprobeSkelBuilder;
 use crate::bpf::{self, HitCounters};
 use crate::error::{Error, Result};
+use crate::kernel;
 use crate::runner::{Counts, ProducerCtx, Workload};
 use crate::targets::{self, Target, SELF_EXE};
 
@@ -262,7 +263,7 @@ impl Benchmark for UprobeBench {
                 .count_uprobe
                 .attach_uprobe_with_opts(-1, exe, offset, opts)
         }
-        .map_err(|e| bpf::attach_error(self.attach.what(), &e))?;
+        .map_err(|e| self.attach_refused(&e))?;
 
         let hits = HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))?;
         Ok(Box::new(ProbedTarget {
@@ -271,6 +272,17 @@ impl Benchmark for UprobeBench {
             _skel: skel,
             target: self.target,
         }))
+    }
+}
+
+impl UprobeBench {
+    /// Why the kernel refused to attach, naming the missing link type when
+    /// the kernel lacks it.
+    fn attach_refused(&self, err: &libbpf_rs::Error) -> Error {
+        if self.attach.is_multi() && !bpf::uprobe_multi_links() {
+            return Error::unsupported(kernel::needs_linux("uprobe-multi links need", "6.6"));
+        }
+        bpf::attach_error(self.attach.what(), err)
     }
 }
 

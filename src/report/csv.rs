@@ -36,8 +36,13 @@ pub fn render(result: &ResultFile) -> String {
     let c = &result.context;
     let _ = writeln!(
         out,
-        "# context: kernel={} cpu={} online_cpus={} date={}",
-        c.kernel_release, c.cpu_model, c.online_cpus, c.date
+        "# context: kernel={} cpu={} online_cpus={} date={}{}",
+        c.kernel_release,
+        c.cpu_model,
+        c.online_cpus,
+        c.date,
+        c.vm.as_deref()
+            .map_or(String::new(), |vm| format!(" vm={vm}"))
     );
     let _ = writeln!(out, "{HEADER}");
     let param = result.sweep.as_ref().map_or("", |s| s.param.as_str());
