@@ -221,7 +221,12 @@ fi
 guest+=" $command"
 
 log "booting ${KIMG} with ${accel^^}$([[ $accel == tcg ]] && echo ' (emulated: times are not performance numbers)')"
-run=(vng "${vng_args[@]}" -- "$guest")
+# The command reaches the guest on the kernel's command line, which holds 2 KiB
+# at most: hand it a script on the (shared) root filesystem instead.
+guest_script=$(mktemp "$cache/guest.XXXXXX")
+trap 'rm -f "$guest_script"' EXIT
+printf '%s\n' "$guest" >"$guest_script"
+run=(vng "${vng_args[@]}" -- "bash $guest_script")
 [[ -n $timeout ]] && run=(timeout -k 10 "$timeout" "${run[@]}")
 # qemu reopens the guest's output through /proc/self/fd, which would truncate
 # a file given as stdout or stderr: hand it pipes.
