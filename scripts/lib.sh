@@ -114,25 +114,25 @@ kernel_columns() {
 		}
 		END {
 			split(names, name, ",")
-			row[0] = "benchmark"
-			for (j = 1; j <= k; j++) row[j] = name[j] (head[j] == "" ? "" : " (" head[j] ")")
-			line(row)
-			if (markdown) { printf "|"; for (j = 0; j <= k; j++) printf "---|"; print "" }
+			t[0, 0] = "benchmark"
+			for (j = 1; j <= k; j++) t[0, j] = name[j] (head[j] == "" ? "" : " (" head[j] ")")
 			for (i = 1; i <= n; i++) {
-				row[0] = order[i]
-				for (j = 1; j <= k; j++) row[j] = ((order[i], j) in cell) ? cell[order[i], j] : "-"
-				line(row)
+				t[i, 0] = order[i]
+				for (j = 1; j <= k; j++) t[i, j] = ((order[i], j) in cell) ? cell[order[i], j] : "-"
 			}
-		}
-		function line(r,   j) {
-			if (markdown) {
-				printf "|"
-				for (j = 0; j <= k; j++) printf " %s |", r[j]
-				print ""
-			} else {
-				printf "%-15s", r[0]
-				for (j = 1; j <= k; j++) printf "  %-32s", r[j]
-				print ""
+			for (i = 0; i <= n; i++)
+				for (j = 0; j <= k; j++)
+					if (length(t[i, j]) > w[j]) w[j] = length(t[i, j])
+			for (i = 0; i <= n; i++) {
+				if (markdown) {
+					printf "|"
+					for (j = 0; j <= k; j++) printf " %s |", t[i, j]
+					print ""
+					if (i == 0) { printf "|"; for (j = 0; j <= k; j++) printf "---|"; print "" }
+				} else {
+					for (j = 0; j < k; j++) printf "%-*s  ", w[j], t[i, j]
+					print t[i, k]
+				}
 			}
 		}' "$@"
 }
