@@ -16,6 +16,7 @@ ROWS=${BENCH_KERNEL_ROWS:-0}
 # Takes the scripts' common options out of "$@"; the rest goes to ARGS.
 #   --markdown   print a Markdown table (for a commit message or a PR)
 #   --json DIR   keep one result file per benchmark in DIR, for bench compare
+#   --kernels L  run on each kernel of the list L (host, or one for run_in_vm.sh)
 parse_common_args() {
 	while (($#)); do
 		case $1 in

@@ -2,7 +2,8 @@
 # One summary line per uprobe and USDT benchmark, as the kernel's
 # run_bench_uprobes.sh. Arguments replace the default list (names without the
 # trig- prefix). --markdown prints a Markdown table; --json DIR keeps one result
-# file per benchmark in DIR, ready for `bench compare`.
+# file per benchmark in DIR, ready for `bench compare`. --kernels host,6.1,6.12
+# prints one column per kernel, each other kernel booted in a VM (run_in_vm.sh).
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 

@@ -176,7 +176,8 @@ kvm_works() {
 		log "checking whether KVM guests boot here (at most 60 s, once)"
 		local out pid verdict=no
 		out=$(mktemp)
-		vng "${vng_args[@]}" -- true >"$out" 2>&1 </dev/null &
+		# In a process group of its own: vng's qemu is a grandchild.
+		setsid vng "${vng_args[@]}" -- true >"$out" 2>&1 </dev/null &
 		pid=$!
 		for _ in $(seq 120); do
 			if ! kill -0 "$pid" 2>/dev/null; then
@@ -187,8 +188,7 @@ kvm_works() {
 			sleep 0.5
 		done
 		if kill -0 "$pid" 2>/dev/null; then
-			pkill -TERM -P "$pid" 2>/dev/null || true
-			kill -TERM "$pid" 2>/dev/null || true
+			kill -TERM -- -"$pid" 2>/dev/null || true
 			wait "$pid" 2>/dev/null || true
 		fi
 		rm -f "$out"
