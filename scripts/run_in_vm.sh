@@ -110,8 +110,8 @@ export PATH=$venv/bin:$PATH
 # The newest Debian package for a version: 6.1 -> linux-image-6.1.0-N-amd64-unsigned,
 # 6.12 -> linux-image-6.12.N+debM-amd64-unsigned; an exact release names its own.
 debian_package() {
-	local version=$1 pattern names
-	pattern="^linux-image-${version//./\\.}([.-][^ ]*)?-amd64-unsigned\$"
+	local version=${1%-amd64} pattern names
+	pattern="^linux-image-$(sed -e 's/[.+]/\\&/g' <<<"$version")([.-][^ ]*)?-amd64-unsigned\$"
 	names=$(apt-cache pkgnames linux-image- | grep -E "$pattern" | grep -v -e '-cloud-' -e '-rt-' || true)
 	if [[ -z $names ]]; then
 		apt-get update -q >/dev/null
