@@ -7,12 +7,17 @@ BENCH=$root/bench
 failures=0
 MARKDOWN=0
 JSON_DIR=
+KERNELS=
 RUNS=${RUNS:-1}
 ARGS=()
+# Set by run_on_kernels for the runs it tabulates: bench_line then prints
+# "label<TAB>summary" rows, after a "#kernel<TAB>release" row.
+ROWS=${BENCH_KERNEL_ROWS:-0}
 
 # Takes the scripts' common options out of "$@"; the rest goes to ARGS.
 #   --markdown   print a Markdown table (for a commit message or a PR)
 #   --json DIR   keep one result file per benchmark in DIR, for bench compare
+#   --kernels L  run on each kernel of the list L (host, or one for run_in_vm.sh)
 #   --runs N     (or RUNS=N) N independent runs of every benchmark, interleaved
 #                round by round in one bench invocation, and bench's table of
 #                means with 95 % intervals and changes from the first
@@ -20,18 +25,24 @@ parse_common_args() {
 	while (($#)); do
 		case $1 in
 		--markdown) MARKDOWN=1 ;;
-		--runs)
-			[[ $# -ge 2 ]] || { echo "$(basename "$0"): --runs needs a number" >&2; exit 2; }
-			RUNS=$2
-			shift
-			;;
-		--runs=*) RUNS=${1#--runs=} ;;
 		--json)
 			[[ $# -ge 2 ]] || { echo "$(basename "$0"): --json needs a directory" >&2; exit 2; }
 			JSON_DIR=$2
 			shift
 			;;
 		--json=*) JSON_DIR=${1#--json=} ;;
+		--kernels)
+			[[ $# -ge 2 ]] || { echo "$(basename "$0"): --kernels needs a list such as host,6.1,6.12" >&2; exit 2; }
+			KERNELS=$2
+			shift
+			;;
+		--kernels=*) KERNELS=${1#--kernels=} ;;
+		--runs)
+			[[ $# -ge 2 ]] || { echo "$(basename "$0"): --runs needs a number" >&2; exit 2; }
+			RUNS=$2
+			shift
+			;;
+		--runs=*) RUNS=${1#--runs=} ;;
 		-h | --help)
 			sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
 			exit 0
@@ -47,7 +58,102 @@ parse_common_args() {
 		echo "$(basename "$0"): --runs takes a whole number of runs, got '$RUNS'" >&2
 		exit 2
 	fi
+	if [[ -n $KERNELS ]] && ((RUNS > 1)); then
+		echo "$(basename "$0"): --runs interleaves benchmarks on one kernel; give it without --kernels" >&2
+		exit 2
+	fi
+	if [[ -n $KERNELS ]]; then
+		run_on_kernels
+		exit $?
+	fi
+	if ((ROWS)); then
+		printf '#kernel\t%s%s\n' "$(uname -r)" "$([[ ${BENCH_VM:-} == tcg ]] && echo ', TCG: emulated')"
+	fi
 	return 0
+}
+
+# --kernels host,6.1,6.12: runs this script once per kernel (host: here; any
+# other: in a VM of scripts/run_in_vm.sh, one boot for the whole list) and
+# prints one column per kernel. A script without one-line rows (the
+# breakpoint tables) prints each kernel's output in turn instead. With
+# --json DIR each kernel's results go to DIR/<kernel>/.
+run_on_kernels() {
+	local kernel outputs=() out rc status=0 args
+	IFS=, read -r -a kernels <<<"$KERNELS"
+	prepare_bench
+	for kernel in "${kernels[@]}"; do
+		args=("${ARGS[@]}")
+		[[ -n $JSON_DIR ]] && args+=(--json "$JSON_DIR/$kernel")
+		out=$(mktemp)
+		outputs+=("$out")
+		echo "$(basename "$0"): kernel $kernel..." >&2
+		set +e
+		if [[ $kernel == host ]]; then
+			BENCH_KERNEL_ROWS=1 "$0" "${args[@]}" >"$out"
+		else
+			"$root/scripts/run_in_vm.sh" --kernel "$kernel" --exec -- \
+				env BENCH_KERNEL_ROWS=1 ${PROD_CNT:+PROD_CNT=$PROD_CNT} "$0" "${args[@]}" >"$out"
+		fi
+		rc=$?
+		set -e
+		case $rc in
+		0) ;;
+		130 | 143) rm -f "${outputs[@]}"; exit "$rc" ;;
+		*)
+			echo "$(basename "$0"): kernel $kernel: exit code $rc" >&2
+			status=1
+			;;
+		esac
+	done
+	if grep -v '^#kernel' "${outputs[0]}" | grep -q $'\t'; then
+		kernel_columns "${kernels[@]}" -- "${outputs[@]}"
+	else
+		for out in "${outputs[@]}"; do
+			printf '== %s (%s)\n' "${kernels[0]}" "$(sed -n 's/^#kernel\t//p' "$out")"
+			kernels=("${kernels[@]:1}")
+			grep -v '^#kernel' "$out" || true
+		done
+	fi
+	rm -f "${outputs[@]}"
+	return "$status"
+}
+
+# kernel_columns KERNEL... -- FILE...: joins the rows of each kernel's run by
+# label, one column per kernel, in the order the labels first appear.
+kernel_columns() {
+	local names=()
+	while [[ $1 != -- ]]; do names+=("$1"); shift; done
+	shift
+	awk -F'\t' -v markdown="$MARKDOWN" -v names="$(IFS=,; echo "${names[*]}")" '
+		FNR == 1 { k++ }
+		$1 == "#kernel" { head[k] = $2; next }
+		NF >= 2 {
+			if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
+			cell[$1, k] = $2
+		}
+		END {
+			split(names, name, ",")
+			t[0, 0] = "benchmark"
+			for (j = 1; j <= k; j++) t[0, j] = name[j] (head[j] == "" ? "" : " (" head[j] ")")
+			for (i = 1; i <= n; i++) {
+				t[i, 0] = order[i]
+				for (j = 1; j <= k; j++) t[i, j] = ((order[i], j) in cell) ? cell[order[i], j] : "-"
+			}
+			for (i = 0; i <= n; i++)
+				for (j = 0; j <= k; j++)
+					if (length(t[i, j]) > w[j]) w[j] = length(t[i, j])
+			for (i = 0; i <= n; i++) {
+				if (markdown) {
+					printf "|"
+					for (j = 0; j <= k; j++) printf " %s |", t[i, j]
+					print ""
+					if (i == 0) { printf "|"; for (j = 0; j <= k; j++) printf "---|"; print "" }
+				} else {
+					for (j = 0; j < k; j++) printf "%-*s  ", w[j], t[i, j]
+					print t[i, k]
+				}
+			}
+		}' "$@"
 }
 
 # interleaved_table [bench options...] -- NAME...
@@ -136,7 +242,7 @@ bench_run() {
 
 # Prints a table header: plain text prints nothing, Markdown its header rows.
 table_header() { # column names...
-	((MARKDOWN)) || return 0
+	((MARKDOWN && !ROWS)) || return 0
 	local row="|" rule="|" col
 	for col in "$@"; do
 		row+=" $col |"
@@ -154,10 +260,14 @@ bench_line() {
 	bench_run "$@"
 	if [[ $BENCH_VERDICT == ok ]]; then
 		summary=$(tail -n1 <<<"$BENCH_OUT" | cut -d'(' -f1 | cut -d' ' -f3-)
+		# The cut above drops the summary's own mark of an emulated VM.
+		[[ ${BENCH_VM:-} == tcg ]] && summary="${summary% }, emulated (TCG)"
 	else
 		summary=$BENCH_VERDICT
 	fi
-	if ((MARKDOWN)); then
+	if ((ROWS)); then
+		printf '%s\t%s\n' "$label" "$(sed -e 's/^ *//' -e 's/ *$//' <<<"$summary")"
+	elif ((MARKDOWN)); then
 		printf '| %s | %s |\n' "$label" "$(sed -e 's/^ *//' -e 's/ *$//' <<<"$summary")"
 	else
 		printf "%-15s: %s\n" "$label" "$summary"

@@ -5,6 +5,7 @@
 # N scales with the CPU count as in the seeds (parallelism CPUs/2, 20 threads a
 # batch; 2xCPUs passive, CPUs-1 active). Paste the output into a commit message.
 # --markdown prints Markdown tables; --json DIR keeps each run's result in DIR.
+# --kernels host,6.1,6.12 prints the tables of each kernel in turn (VMs of run_in_vm.sh).
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 parse_common_args "$@"

@@ -3,7 +3,8 @@
 # Arguments replace the default list (names without the trig- prefix);
 # PROD_CNT sets the producer count. A benchmark this kernel cannot run says why
 # on its line, and the script goes on. --markdown prints a Markdown table;
-# --json DIR keeps one result file per benchmark in DIR, for `bench compare`;
+# --json DIR keeps one result file per benchmark in DIR, for `bench compare`.
+# --kernels host,6.1,6.12 prints one column per kernel (VMs of run_in_vm.sh);
 # --runs N (or RUNS=N) runs them N times, interleaved, ending in bench's table.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"

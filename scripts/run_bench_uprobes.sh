@@ -2,9 +2,10 @@
 # One summary line per uprobe and USDT benchmark, as the kernel's
 # run_bench_uprobes.sh. Arguments replace the default list (names without the
 # trig- prefix). --markdown prints a Markdown table; --json DIR keeps one result
-# file per benchmark in DIR, ready for `bench compare`. --runs N (or RUNS=N)
-# runs them all N times, interleaved, and prints bench's table with 95 %
-# intervals and each one's change from the first.
+# file per benchmark in DIR, ready for `bench compare`. --kernels host,6.1,6.12
+# prints one column per kernel, each other kernel booted in a VM (run_in_vm.sh).
+# --runs N (or RUNS=N) runs them all N times, interleaved, and prints bench's
+# table with 95 % intervals and each one's change from the first.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 

@@ -251,6 +251,66 @@ fn perf_event_paranoid() -> String {
         .unwrap_or_else(|_| "unknown".to_string())
 }
 
+/// Whether this kernel has uprobe-multi links (Linux 6.6+), probed as libbpf
+/// probes it: load a two-instruction program of that attach type, then ask
+/// for a link on "/". A kernel with the link type fails that with EBADF (not
+/// a regular file); an older one refuses the attach type itself.
+pub fn uprobe_multi_links() -> bool {
+    use libbpf_rs::libbpf_sys as sys;
+    // r0 = 0; exit
+    let insns = [
+        sys::bpf_insn {
+            code: (sys::BPF_ALU64 | sys::BPF_MOV | sys::BPF_K) as u8,
+            ..Default::default()
+        },
+        sys::bpf_insn {
+            code: (sys::BPF_JMP | sys::BPF_EXIT) as u8,
+            ..Default::default()
+        },
+    ];
+    let mut load = sys::bpf_prog_load_opts {
+        sz: std::mem::size_of::<sys::bpf_prog_load_opts>() as _,
+        expected_attach_type: sys::BPF_TRACE_UPROBE_MULTI,
+        ..Default::default()
+    };
+    // SAFETY: valid instructions, license and options for the call.
+    let prog = unsafe {
+        sys::bpf_prog_load(
+            sys::BPF_PROG_TYPE_KPROBE,
+            std::ptr::null(),
+            c"GPL".as_ptr(),
+            insns.as_ptr(),
+            insns.len() as _,
+            &mut load,
+        )
+    };
+    if prog < 0 {
+        return false;
+    }
+    let offset: std::os::raw::c_ulong = 0;
+    let mut link = sys::bpf_link_create_opts {
+        sz: std::mem::size_of::<sys::bpf_link_create_opts>() as _,
+        ..Default::default()
+    };
+    link.__bindgen_anon_1.uprobe_multi = sys::bpf_link_create_opts__bindgen_ty_1__bindgen_ty_3 {
+        path: c"/".as_ptr(),
+        offsets: &offset,
+        cnt: 1,
+        ..Default::default()
+    };
+    // SAFETY: prog is our fd; the options point at live locals.
+    let fd = unsafe { sys::bpf_link_create(prog, -1, sys::BPF_TRACE_UPROBE_MULTI, &link) };
+    let err = std::io::Error::last_os_error().raw_os_error();
+    // SAFETY: closing fds this function opened.
+    unsafe {
+        if fd >= 0 {
+            libc::close(fd);
+        }
+        libc::close(prog);
+    }
+    fd < 0 && err == Some(libc::EBADF)
+}
+
 fn describe(err: &libbpf_rs::Error) -> String {
     if VERBOSE.load(Relaxed) {
         format!("{err:#}")

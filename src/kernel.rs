@@ -62,6 +62,38 @@ pub fn config_is_off(name: &str) -> bool {
     config(name) == ConfigOption::NotSet
 }
 
+/// `uprobe-multi links need Linux 6.6+ (this is 6.1.0-57-amd64)`: a refusal
+/// that names the missing piece and the first release that has it.
+pub fn needs_linux(what_needs: &str, version: &str) -> String {
+    format!("{what_needs} Linux {version}+ (this is {})", release())
+}
+
+/// Whether the kernel's BTF describes a function `name` (every kfunc has an
+/// entry), as libbpf resolves a kfunc; `None` when the BTF cannot be read.
+pub fn btf_has_func(name: &str) -> Option<bool> {
+    let btf = libbpf_rs::btf::Btf::from_vmlinux().ok()?;
+    Some(
+        btf.type_by_name::<libbpf_rs::btf::types::Func<'_>>(name)
+            .is_some(),
+    )
+}
+
+/// How the VM that `scripts/run_in_vm.sh` started runs this process (`kvm`,
+/// or `tcg`: emulated), from the BENCH_VM variable it sets in the guest.
+pub fn vm() -> Option<String> {
+    std::env::var("BENCH_VM").ok().filter(|v| !v.is_empty())
+}
+
+/// `, emulated (TCG): not a performance number` on a run whose times come
+/// from an emulated CPU; empty otherwise.
+pub fn emulation_note() -> &'static str {
+    if vm().as_deref() == Some("tcg") {
+        ", emulated (TCG): not a performance number"
+    } else {
+        ""
+    }
+}
+
 /// Where tracefs is mounted, if anywhere.
 pub fn tracefs() -> Option<&'static str> {
     ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]

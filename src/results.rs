@@ -86,6 +86,10 @@ pub struct Context {
     /// line, virtualisation, SMT, the cpufreq governor.
     #[serde(default)]
     pub machine: Machine,
+    /// Inside a VM of scripts/run_in_vm.sh: `kvm`, or `tcg` (emulated: the
+    /// times are not performance numbers). Absent in older files.
+    #[serde(default)]
+    pub vm: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -212,6 +216,7 @@ impl Context {
             online_cpus: format_cpu_list(online),
             date: rfc3339_utc(SystemTime::now()),
             machine: Machine::gather(),
+            vm: kernel::vm(),
         }
     }
 }

@@ -98,8 +98,12 @@ fn kprobes_run_or_are_reported_with_the_kernel_config_as_reason() {
     let kprobes_off = config("CONFIG_KPROBES") == ConfigOption::NotSet;
     let fprobe_off = config("CONFIG_FPROBE") == ConfigOption::NotSet;
     let kprobe_reason = kprobes_off.then_some("kprobes not available (CONFIG_KPROBES is not set)");
+    let fprobe_reason = format!(
+        "kprobe-multi links need CONFIG_FPROBE (Linux 5.18+), which {} is built without",
+        bench::kernel::release()
+    );
     let multi_reason = if fprobe_off {
-        Some("kprobe-multi links not available (CONFIG_FPROBE is not set)")
+        Some(fprobe_reason.as_str())
     } else {
         kprobe_reason
     };

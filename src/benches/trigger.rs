@@ -143,6 +143,9 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     ),
 ];
 
+/// The kfunc that the kfunc driver calls (Linux 6.10+).
+const KFUNC: &str = "bpf_modify_return_test_tp";
+
 struct KernelTrigger {
     info: Info,
     /// The driver program's name.
@@ -180,6 +183,12 @@ const fn trigger(
 impl KernelTrigger {
     /// Why the kernel refused to load this benchmark's programs.
     fn load_refused(&self, err: &libbpf_rs::Error) -> Error {
+        if self.driver == DRIVE_KFUNC && kernel::btf_has_func(KFUNC) == Some(false) {
+            return Error::unsupported(kernel::needs_linux(
+                &format!("the {KFUNC} kfunc needs"),
+                "6.10",
+            ));
+        }
         let Some(probe) = self.probe else {
             return bpf::load_error("the driver program", err);
         };
@@ -194,9 +203,10 @@ impl KernelTrigger {
     fn attach_refused(&self, probe: Probe, err: &libbpf_rs::Error) -> Error {
         if let Class::Kprobe { multi } = probe.class {
             if multi && kernel::config_is_off("CONFIG_FPROBE") {
-                return Error::unsupported(
-                    "kprobe-multi links not available (CONFIG_FPROBE is not set)",
-                );
+                return Error::unsupported(format!(
+                    "kprobe-multi links need CONFIG_FPROBE (Linux 5.18+), which {} is built without",
+                    kernel::release()
+                ));
             }
             if kernel::config_is_off("CONFIG_KPROBES") {
                 return Error::unsupported("kprobes not available (CONFIG_KPROBES is not set)");

@@ -12,6 +12,7 @@ use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::kernel;
 use crate::runner::{Counts, ProducerCtx, Workload};
 use crate::targets::{self, Target, SELF_EXE};
 
@@ -258,7 +259,7 @@ impl Benchmark for UprobeBench {
                 .count_uprobe
                 .attach_uprobe_with_opts(-1, exe, offset, opts)
         }
-        .map_err(|e| bpf::attach_error(self.attach.what(), &e))?;
+        .map_err(|e| self.attach_refused(&e))?;
 
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
@@ -270,6 +271,17 @@ impl Benchmark for UprobeBench {
             _skel: skel,
             target: self.target,
         }))
+    }
+}
+
+impl UprobeBench {
+    /// Why the kernel refused to attach, naming the missing link type when
+    /// the kernel lacks it.
+    fn attach_refused(&self, err: &libbpf_rs::Error) -> Error {
+        if self.attach.is_multi() && !bpf::uprobe_multi_links() {
+            return Error::unsupported(kernel::needs_linux("uprobe-multi links need", "6.6"));
+        }
+        bpf::attach_error(self.attach.what(), err)
     }
 }
 

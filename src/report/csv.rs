@@ -128,8 +128,13 @@ fn context(result: &ResultFile) -> String {
     let c = &result.context;
     let _ = writeln!(
         out,
-        "# context: kernel={} cpu={} online_cpus={} date={}",
-        c.kernel_release, c.cpu_model, c.online_cpus, c.date
+        "# context: kernel={} cpu={} online_cpus={} date={}{}",
+        c.kernel_release,
+        c.cpu_model,
+        c.online_cpus,
+        c.date,
+        c.vm.as_deref()
+            .map_or(String::new(), |vm| format!(" vm={vm}"))
     );
     out
 }

@@ -48,16 +48,18 @@ pub fn summary_line(summary: &Summary) -> String {
     )
 }
 
-/// `, noisy: a tick was 123.4 ms late`, for a run a busy machine disturbed.
+/// `, noisy: a tick was 123.4 ms late`, for a run a busy machine disturbed,
+/// and the mark of an emulated VM.
 fn noisy_note(summary: &Summary) -> String {
-    if summary.noisy {
+    let noisy = if summary.noisy {
         format!(
             ", noisy: a tick was {:.1} ms late",
             summary.max_late_ns as f64 / 1e6
         )
     } else {
         String::new()
-    }
+    };
+    noisy + crate::kernel::emulation_note()
 }
 
 /// `Iter   3 (  12.345us): ops   35.123K/s ( 35.123K/prod), usecs/op     28.471`
@@ -109,7 +111,7 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String>
     } else {
         format!(" ({} operations)", run.ops)
     };
-    vec![
+    let mut lines = vec![
         format!(
             "# Executed {} calls of {bench}{operations} on {producers} producer{}",
             run.calls,
@@ -120,7 +122,12 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String>
         format!(" {usecs_per_op:14.6} usecs/op"),
         format!(" {:>14} hits", run.counts.hits),
         format!(" {:>14} drops", run.counts.drops),
-    ]
+    ];
+    let emulated = crate::kernel::emulation_note();
+    if !emulated.is_empty() {
+        lines.push(format!("# {}", emulated.trim_start_matches(", ")));
+    }
+    lines
 }
 
 /// The table after a sweep: each value's rate, per-producer rate, the rate

@@ -1,0 +1,233 @@
+//! Every family on kernels that allow it: Debian's 6.12 and 6.1, each booted
+//! once in a VM by scripts/run_in_vm.sh, which runs one batch of bench
+//! commands inside. On 6.12 every benchmark must probe `ok` and every probe
+//! and in-kernel trigger must count exactly; on 6.1 every refusal must name
+//! the missing feature and the release that brought it. Nothing is skipped:
+//! a VM that cannot start fails the test with the script's reason.
+//!
+//! Alone: `sudo cargo test --release --test vm` (see the README for timings).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+/// In-kernel triggers: runs of the driver, and triggers per run.
+const TRIGGER_RUNS: u64 = 200;
+const TRIGGER_BATCH: u64 = 50;
+/// Probe benchmarks: calls in all, over two producers.
+const PROBE_CALLS: u64 = 2000;
+
+const TRIGGERS: [&str; 10] = [
+    "trig-kernel-count",
+    "trig-fentry",
+    "trig-fexit",
+    "trig-fmodret",
+    "trig-kprobe",
+    "trig-kretprobe",
+    "trig-kprobe-multi",
+    "trig-kretprobe-multi",
+    "trig-tp",
+    "trig-rawtp",
+];
+
+/// The multi-uprobe variants. The single uprobes, uretprobes and USDT probes
+/// count on the host kernel already (tests/uprobe.rs), and every run here
+/// costs seconds under emulation.
+fn multi_uprobe_benches() -> Vec<String> {
+    let mut names = Vec::new();
+    for attach in ["uprobe-multi", "uretprobe-multi"] {
+        for target in ["nop", "push", "ret", "nop5"] {
+            names.push(format!("trig-{attach}-{target}"));
+        }
+    }
+    names
+}
+
+/// Runs `script` with bash inside a VM of `kernel`; the bench binary under test
+/// is `$B`. Fails, with everything the script said, when the VM did not run
+/// the script to its end (the script's last line is `== end`).
+fn in_vm(kernel: &str, cpus: &str, script: &str) -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let script = format!("B={}\n{script}\necho '== end'\n", bench_bin().display());
+    let mut cmd = Command::new(Path::new(root).join("scripts/run_in_vm.sh"));
+    cmd.current_dir(root)
+        .args(["--kernel", kernel, "--cpus", cpus, "--timeout", "600"])
+        .args(["--exec", "--", "sh", "-c", &script]);
+    let out = run_cmd(cmd);
+    assert!(
+        out.code == 0 && out.stdout.lines().last() == Some("== end"),
+        "the VM of {kernel} did not run the tests (exit {}):\nstdout:\n{}\nstderr:\n{}",
+        out.code,
+        out.stdout,
+        out.stderr
+    );
+    out.stdout
+}
+
+/// The output between `== NAME` markers, by NAME.
+fn sections(stdout: &str) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in stdout.lines() {
+        if let Some(name) = line.strip_prefix("== ") {
+            current = Some(name.to_string());
+            map.insert(name.to_string(), String::new());
+        } else if let Some(name) = &current {
+            let text = map.entry(name.clone()).or_default();
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    map
+}
+
+/// `bench --probe`'s lines as benchmark → outcome.
+fn probe_outcomes(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|line| {
+            let (name, outcome) = line.split_once(char::is_whitespace)?;
+            Some((name.to_string(), outcome.trim().to_string()))
+        })
+        .collect()
+}
+
+/// `# Executed N calls of NAME (M operations) ...`: N and the exit code line.
+fn executed_calls(text: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("# Executed "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no '# Executed' line in:\n{text}"))
+}
+
+#[test]
+fn every_family_counts_exactly_on_debian_6_12() {
+    let probes = multi_uprobe_benches();
+    let json = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/vm-test-6.12.json");
+    let _ = std::fs::remove_file(&json);
+    let mut script = String::from("echo '== release'; uname -r\necho '== probe'; $B --probe\n");
+    for name in TRIGGERS {
+        // One run also keeps its result, to see it come back.
+        let keep = if name == "trig-kprobe" {
+            format!("--json {}", json.display())
+        } else {
+            String::new()
+        };
+        script += &format!(
+            "echo '== {name}'; $B -q -r {TRIGGER_RUNS} --trig-batch-iters {TRIGGER_BATCH} {keep} {name} 2>&1; echo \"rc=$?\"\n"
+        );
+    }
+    for name in &probes {
+        script +=
+            &format!("echo '== {name}'; $B -q -p2 -r {PROBE_CALLS} {name} 2>&1; echo \"rc=$?\"\n");
+    }
+
+    let stdout = in_vm("6.12", "2", &script);
+    let parts = sections(&stdout);
+    let release = parts["release"].trim();
+    assert!(release.starts_with("6.12."), "booted {release}");
+
+    let outcomes = probe_outcomes(&parts["probe"]);
+    assert!(outcomes.len() >= 36, "--probe listed:\n{}", parts["probe"]);
+    for (name, outcome) in &outcomes {
+        assert_eq!(outcome, "ok", "{name} on {release}");
+    }
+
+    for name in TRIGGERS {
+        let text = &parts[name];
+        assert!(text.ends_with("rc=0\n"), "{name}:\n{text}");
+        assert_eq!(executed_calls(text), TRIGGER_RUNS, "{name}:\n{text}");
+        assert_eq!(
+            fixed_hits(text),
+            TRIGGER_RUNS * TRIGGER_BATCH,
+            "{name}: hits == runs × batch\n{text}"
+        );
+    }
+    for name in &probes {
+        let text = &parts[name.as_str()];
+        assert!(text.ends_with("rc=0\n"), "{name}:\n{text}");
+        assert_eq!(executed_calls(text), PROBE_CALLS, "{name}:\n{text}");
+        assert_eq!(
+            fixed_hits(text),
+            PROBE_CALLS,
+            "{name}: hits == calls\n{text}"
+        );
+    }
+
+    // The result came back through the shared directory with the guest's
+    // context, and an emulated run says so in its report.
+    let text = &parts["trig-kprobe"];
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the guest's JSON is here"))
+            .expect("valid JSON");
+    let _ = std::fs::remove_file(&json);
+    let context = &result["context"];
+    assert_eq!(context["kernel_release"], release);
+    let vm = context["vm"].as_str().expect("context.vm is set in a VM");
+    assert!(vm == "tcg" || vm == "kvm", "context.vm = {vm}");
+    assert_eq!(
+        text.contains("\n# emulated (TCG): not a performance number\n"),
+        vm == "tcg",
+        "{text}"
+    );
+}
+
+#[test]
+fn older_kernels_name_what_they_lack_on_debian_6_1() {
+    let mut script =
+        String::from("echo '== release'; uname -r\necho '== probe'; $B --probe 2>&1\n");
+    // What each refused benchmark says when run, with its exit code.
+    for name in ["trig-uretprobe-multi-ret", "trig-tp", "trig-kprobe-multi"] {
+        script += &format!("echo '== {name}'; $B -q -r 10 {name} 2>&1; echo \"rc=$?\"\n");
+    }
+    // One CPU: the 6.12 test boots at the same time, and these runs are short.
+    let stdout = in_vm("6.1", "1", &script);
+    let parts = sections(&stdout);
+    let release = parts["release"].trim().to_string();
+    assert!(release.starts_with("6.1.0-"), "booted {release}");
+
+    let uprobe_multi = format!("uprobe-multi links need Linux 6.6+ (this is {release})");
+    let kfunc =
+        format!("the bpf_modify_return_test_tp kfunc needs Linux 6.10+ (this is {release})");
+    let fprobe = format!(
+        "kprobe-multi links need CONFIG_FPROBE (Linux 5.18+), which {release} is built without"
+    );
+    let expected = |name: &str| -> Option<&str> {
+        if name.contains("uprobe-multi") || name.contains("uretprobe-multi") {
+            Some(&uprobe_multi)
+        } else if ["trig-fmodret", "trig-tp", "trig-rawtp"].contains(&name) {
+            Some(&kfunc)
+        } else if ["trig-kprobe-multi", "trig-kretprobe-multi"].contains(&name) {
+            Some(&fprobe)
+        } else {
+            None
+        }
+    };
+
+    assert!(
+        !parts["probe"].contains("error"),
+        "--probe on {release} says error:\n{}",
+        parts["probe"]
+    );
+    let outcomes = probe_outcomes(&parts["probe"]);
+    assert!(outcomes.len() >= 36, "--probe listed:\n{}", parts["probe"]);
+    for (name, outcome) in &outcomes {
+        match expected(name) {
+            Some(reason) => assert_eq!(*outcome, format!("unsupported: {reason}"), "{name}"),
+            None => assert_eq!(outcome, "ok", "{name} on {release}"),
+        }
+    }
+
+    for (name, text) in parts.iter().filter(|(n, _)| n.starts_with("trig-")) {
+        let reason = expected(name).expect("only refused benchmarks are run");
+        assert_eq!(
+            text.as_str(),
+            format!("unsupported: {name}: {reason}\nrc=4\n"),
+            "{name} on {release}"
+        );
+    }
+}
