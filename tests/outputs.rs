@@ -80,10 +80,12 @@ fn a_fifo_is_written_to_its_reader() {
     };
     let out = run_with("--json", &fifo);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // Checked before joining: a FIFO replaced by a file leaves its reader
+    // blocked for good, and the test must fail rather than hang.
+    assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
     let text = reader.join().unwrap();
     let value: Value = serde_json::from_str(&text).expect("the reader got the JSON");
     assert_eq!(value["benchmark"], "trig-syscall-count");
-    assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
 }
 
 #[test]
