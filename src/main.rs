@@ -86,8 +86,21 @@ fn main() -> ExitCode {
 
 fn list() {
     let width = benches::all().map(|b| b.name().len()).max().unwrap_or(0);
-    println!("Available benchmarks:");
+    println!(
+        "Available benchmarks ([-s]: takes -s/--stacktrace, [--pid-filter]: takes --pid-filter):"
+    );
     for bench in benches::all() {
-        println!("  {:width$}  {}", bench.name(), bench.description());
+        let mut takes = Vec::new();
+        if bench.takes_stacktrace() {
+            takes.push("-s");
+        }
+        if bench.takes_pid_filter() {
+            takes.push("--pid-filter");
+        }
+        let takes = match takes.is_empty() {
+            true => String::new(),
+            false => format!(" [{}]", takes.join(" ")),
+        };
+        println!("  {:width$}  {}{takes}", bench.name(), bench.description());
     }
 }
