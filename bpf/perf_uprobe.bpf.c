@@ -10,13 +10,13 @@ unsigned int entries;
 unsigned int returns;
 
 SEC("?uprobe")
-int on_entry_empty(void *ctx)
+int usleep_empty(void *ctx)
 {
 	return 0;
 }
 
 SEC("?uprobe")
-int on_entry_printk(void *ctx)
+int usleep_printk(void *ctx)
 {
 	char fmt[] = "bench uprobe %u";
 
@@ -25,13 +25,13 @@ int on_entry_printk(void *ctx)
 }
 
 SEC("?uretprobe")
-int on_return_empty(void *ctx)
+int usleep_empty_ret(void *ctx)
 {
 	return 0;
 }
 
 SEC("?uretprobe")
-int on_return_printk(void *ctx)
+int usleep_printk_ret(void *ctx)
 {
 	char fmt[] = "bench uretprobe %u";
 

@@ -34,25 +34,25 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     &perf(
         "uprobe-empty",
         "empty",
-        Some(("on_entry_empty", false)),
+        Some(("usleep_empty", false)),
         "usleep(1000) with an empty BPF program on its entry: perf bench uprobe empty",
     ),
     &perf(
         "uprobe-trace_printk",
         "trace_printk",
-        Some(("on_entry_printk", false)),
+        Some(("usleep_printk", false)),
         "usleep(1000) with a bpf_trace_printk on its entry: perf bench uprobe trace_printk",
     ),
     &perf(
         "uprobe-empty_ret",
         "empty_ret",
-        Some(("on_return_empty", true)),
+        Some(("usleep_empty_ret", true)),
         "usleep(1000) with an empty BPF program on its return: perf bench uprobe empty_ret",
     ),
     &perf(
         "uprobe-trace_printk_ret",
         "trace_printk_ret",
-        Some(("on_return_printk", true)),
+        Some(("usleep_printk_ret", true)),
         "usleep(1000) with a bpf_trace_printk on its return: perf bench uprobe trace_printk_ret",
     ),
 ];
@@ -111,10 +111,10 @@ impl Benchmark for PerfUprobe {
             .map_err(|e| bpf::load_error("the usleep program", &e))?;
         let progs = &skel.progs;
         let prog = match program {
-            "on_entry_empty" => &progs.on_entry_empty,
-            "on_entry_printk" => &progs.on_entry_printk,
-            "on_return_empty" => &progs.on_return_empty,
-            "on_return_printk" => &progs.on_return_printk,
+            "usleep_empty" => &progs.usleep_empty,
+            "usleep_printk" => &progs.usleep_printk,
+            "usleep_empty_ret" => &progs.usleep_empty_ret,
+            "usleep_printk_ret" => &progs.usleep_printk_ret,
             _ => {
                 return Err(Error::setup(format!(
                     "the BPF object has no program {program}"

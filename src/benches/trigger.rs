@@ -433,3 +433,22 @@ impl Workload for DrivenTrigger {
         self.hits.counts()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_function_list_follows_the_kernel_runner() {
+        let listing = "do_sys_open\n\
+                       rcu_note_context_switch\n\
+                       default_idle\n\
+                       vfs_read\n\
+                       do_sys_open\n\
+                       bpf_get_numa_node_id\n\
+                       __ftrace_invalid_address___123\n\
+                       e1000_probe [e1000]\n\
+                       migrate_disable\n";
+        assert_eq!(attachable_functions(listing), ["do_sys_open", "vfs_read"]);
+    }
+}
