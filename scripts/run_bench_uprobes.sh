@@ -2,7 +2,8 @@
 # One summary line per uprobe and USDT benchmark, as the kernel's
 # run_bench_uprobes.sh. Arguments replace the default list (names without the
 # trig- prefix). --markdown prints a Markdown table; --json DIR keeps one result
-# file per benchmark in DIR, ready for `bench compare`.
+# file per benchmark in DIR, ready for `bench compare`. The last column says
+# how the kernel handled each probe: emulated, single-stepped or optimized.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
@@ -11,7 +12,8 @@ parse_common_args "$@"
 ((${#ARGS[@]})) && benchmarks=("${ARGS[@]}")
 
 prepare_bench
-table_header benchmark "throughput (mean ± sd)"
+PROBE_PATH=1
+table_header benchmark "throughput (mean ± sd)" "probe path"
 for i in "${benchmarks[@]}"; do
 	bench_line "$i" "trig-$i" -w2 -d5 -a
 done

@@ -158,11 +158,13 @@ struct Sleeper {
 
 impl Workload for Sleeper {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
-        // SAFETY: usleep only sleeps.
-        ctx.run(|| unsafe {
-            libc::usleep(SLEEP_USECS);
-        });
-        Ok(())
+        // One count per call, not per burst of 64: at a millisecond a call,
+        // a burst would make each second's sample move in steps of 64.
+        ctx.try_run(|| {
+            // SAFETY: usleep only sleeps.
+            unsafe { libc::usleep(SLEEP_USECS) };
+            Ok(1)
+        })
     }
 
     fn probe_path(&self) -> Option<Result<ProbePath>> {
