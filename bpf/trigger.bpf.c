@@ -8,16 +8,21 @@
  */
 #include <linux/bpf.h>
 #include "counters.h"
+#include "stack.h"
 
 /* Set before load; rodata is frozen, so the verifier sees a constant bound. */
 const volatile __u32 batch_iters = 1;
 
-/* The baseline: the driver itself counts, nothing is probed. */
+/* The baseline: the driver counts and calls the helper the probes go on,
+ * with nothing attached to it, as the kernel runner's kernel-count does.
+ */
 SEC("?raw_tp")
 int drive_count(void *ctx)
 {
-	for (__u32 i = 0; i < batch_iters; i++)
+	for (__u32 i = 0; i < batch_iters; i++) {
 		count_hit();
+		(void)bpf_get_numa_node_id();
+	}
 	return 0;
 }
 
@@ -45,6 +50,7 @@ SEC("?tp/bpf_test_run/bpf_trigger_tp")
 int count_tp(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, 0);
 	return 0;
 }
 
@@ -52,6 +58,7 @@ SEC("?raw_tp/bpf_trigger_tp")
 int count_rawtp(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, 0);
 	return 0;
 }
 
@@ -59,13 +66,16 @@ SEC("?fmod_ret/bpf_modify_return_test_tp")
 int count_fmodret(void *ctx)
 {
 	count_hit();
-	return 0;
+	take_stack(ctx, 0);
+	/* -EINVAL, as the kernel runner's: the kfunc's body is skipped. */
+	return -22;
 }
 
 SEC("?fentry/bpf_get_numa_node_id")
 int count_fentry(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, 0);
 	return 0;
 }
 
@@ -73,6 +83,7 @@ SEC("?fexit/bpf_get_numa_node_id")
 int count_fexit(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, 0);
 	return 0;
 }
 
@@ -80,6 +91,7 @@ SEC("?kprobe/bpf_get_numa_node_id")
 int count_kprobe(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, 0);
 	return 0;
 }
 
@@ -87,6 +99,7 @@ SEC("?kretprobe/bpf_get_numa_node_id")
 int count_kretprobe(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, 0);
 	return 0;
 }
 
@@ -94,6 +107,7 @@ SEC("?kprobe.multi/bpf_get_numa_node_id")
 int count_kprobe_multi(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, 0);
 	return 0;
 }
 
@@ -101,6 +115,22 @@ SEC("?kretprobe.multi/bpf_get_numa_node_id")
 int count_kretprobe_multi(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, 0);
+	return 0;
+}
+
+/* trig-k(ret)probe-multi-all: an empty program on every attachable kernel
+ * function (set-up gives the list), beside the counting program above.
+ */
+SEC("?kprobe.multi")
+int empty_kprobe_multi(void *ctx)
+{
+	return 0;
+}
+
+SEC("?kretprobe.multi")
+int empty_kretprobe_multi(void *ctx)
+{
 	return 0;
 }
 

@@ -3,12 +3,15 @@
  * differ only in how they are attached, so one program serves both; the same
  * holds for the multi-uprobe link.
  */
+#include <linux/bpf.h>
 #include "counters.h"
+#include "stack.h"
 
 SEC("uprobe")
 int count_uprobe(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, BPF_F_USER_STACK);
 	return 0;
 }
 
@@ -16,6 +19,7 @@ SEC("uprobe.multi")
 int count_uprobe_multi(void *ctx)
 {
 	count_hit();
+	take_stack(ctx, BPF_F_USER_STACK);
 	return 0;
 }
 

@@ -6,12 +6,14 @@
 #include <linux/bpf.h>
 #include <asm/ptrace.h>
 #include "counters.h"
+#include "stack.h"
 #include <bpf/usdt.bpf.h>
 
 SEC("usdt")
 int count_usdt(struct pt_regs *ctx)
 {
 	count_hit();
+	take_stack(ctx, BPF_F_USER_STACK);
 	return 0;
 }
 

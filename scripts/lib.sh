@@ -253,9 +253,10 @@ table_header() { # column names...
 
 # bench_line LABEL NAME [bench options...]
 # Prints "LABEL: <summary>" as the kernel's scripts do (or a Markdown row), or
-# "unsupported: <why>" when this kernel cannot run NAME.
+# "unsupported: <why>" when this kernel cannot run NAME. With PROBE_PATH=1 a
+# last column says how the kernel handled the probe ("-" where none).
 bench_line() {
-	local label=$1 summary
+	local label=$1 summary path=
 	shift
 	bench_run "$@"
 	if [[ $BENCH_VERDICT == ok ]]; then
@@ -265,10 +266,23 @@ bench_line() {
 	else
 		summary=$BENCH_VERDICT
 	fi
+	if ((${PROBE_PATH:-0})); then
+		path=$(sed -n -e 's/^probe path: \([^ ]*\).*/\1/p' <<<"$BENCH_OUT")
+		path=${path:--}
+	fi
 	if ((ROWS)); then
-		printf '%s\t%s\n' "$label" "$(sed -e 's/^ *//' -e 's/ *$//' <<<"$summary")"
+		# One cell per kernel: the probe path goes with the summary.
+		summary=$(sed -e 's/^ *//' -e 's/ *$//' <<<"$summary")
+		printf '%s\t%s\n' "$label" "$summary${path:+ ($path)}"
 	elif ((MARKDOWN)); then
-		printf '| %s | %s |\n' "$label" "$(sed -e 's/^ *//' -e 's/ *$//' <<<"$summary")"
+		summary=$(sed -e 's/^ *//' -e 's/ *$//' <<<"$summary")
+		if [[ -n $path ]]; then
+			printf '| %s | %s | %s |\n' "$label" "$summary" "$path"
+		else
+			printf '| %s | %s |\n' "$label" "$summary"
+		fi
+	elif [[ -n $path ]]; then
+		printf "%-15s: %-45s %s\n" "$label" "$summary" "$path"
 	else
 		printf "%-15s: %s\n" "$label" "$summary"
 	fi

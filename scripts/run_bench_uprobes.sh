@@ -6,6 +6,8 @@
 # prints one column per kernel, each other kernel booted in a VM (run_in_vm.sh).
 # --runs N (or RUNS=N) runs them all N times, interleaved, and prints bench's
 # table with 95 % intervals and each one's change from the first.
+# The last column says how the kernel handled each probe: emulated,
+# single-stepped or optimized.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
@@ -19,7 +21,8 @@ if ((RUNS > 1)); then
 	finish
 	exit
 fi
-table_header benchmark "throughput (mean ± sd)"
+PROBE_PATH=1
+table_header benchmark "throughput (mean ± sd)" "probe path"
 for i in "${benchmarks[@]}"; do
 	bench_line "$i" "trig-$i" -w2 -d5 -a
 done

@@ -87,6 +87,7 @@ fn plan(request: &RunRequest) -> Result<Plan> {
     for wanted in &request.benches {
         let bench = benches::find(wanted.bench)
             .ok_or_else(|| Error::usage(format!("unknown benchmark '{}'", wanted.bench)))?;
+        bench.check_global_options(&wanted.config)?;
         let configs: Vec<(Option<u64>, RunConfig)> = match &request.sweep {
             None => vec![(None, wanted.config.clone())],
             Some(spec) => spec
@@ -535,6 +536,7 @@ fn one_run(
         fixed: None,
         repetition: None,
         noise: None,
+        probe_path: None,
     };
     if interrupt::received().is_some() {
         record.partial = true;
@@ -545,6 +547,7 @@ fn one_run(
     }
     if let Some(repeat) = config.repeat {
         let fixed = runner::run_fixed(workload.as_ref(), placement, repeat)?;
+        record.probe_path = probe_path(workload.as_ref(), reporter, console, false);
         drop(workload);
         let mut phase = None;
         if interrupt::received().is_some() {
@@ -585,6 +588,7 @@ fn one_run(
     );
     console.finish_bar();
     let samples = samples?;
+    record.probe_path = probe_path(workload.as_ref(), reporter, console, !quiet);
     drop(workload);
     record.noise = noise.map(NoiseMeter::finish);
     record.partial = interrupt::received().is_some();
@@ -616,4 +620,26 @@ fn one_run(
     record.samples = samples;
     record.summary = summary;
     Ok((record, phase))
+}
+
+/// Finds how the kernel handled the probe, after it has been hit (warm-up and
+/// measurement done, still attached), and says it when `say`.
+fn probe_path(
+    workload: &dyn runner::Workload,
+    reporter: &Reporter,
+    console: &Console,
+    say: bool,
+) -> Option<String> {
+    match workload.probe_path()? {
+        Ok(path) => {
+            if say {
+                console.line(&reporter.probe_path(path));
+            }
+            Some(path.name().to_string())
+        }
+        Err(err) => {
+            console.warn(&reporter.probe_path_unknown(&err.to_string()));
+            None
+        }
+    }
 }

@@ -158,6 +158,17 @@ struct Cli {
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
 
+    /// Make the counting BPF programs also take a stack (bpf_get_stack) per
+    /// hit, as the kernel runner's option does; `--list` marks the benchmarks
+    /// that take it [s].
+    #[arg(short = 's', long)]
+    stacktrace: bool,
+
+    /// Attach uprobes for this process only (libbpf's pid argument), not for
+    /// every process; `--list` marks the benchmarks that take it [p].
+    #[arg(long)]
+    pid_filter: bool,
+
     /// Print only the results, not the set-up chatter.
     #[arg(short = 'q', long, global = true)]
     quiet: bool,
@@ -558,8 +569,13 @@ fn bench_request(
     let params = benches::resolve_params(bench, given_options)?;
     if !bench.has_consumers() {
         if cli.consumers > 0 {
+            // The kernel runner's triggers refuse consumers too.
+            let why = match bench.name().starts_with("trig-") {
+                true => "its producers trigger and a counter counts, as in the kernel runner",
+                false => "its producers do all the work",
+            };
             return Err(Error::usage(format!(
-                "{} has no consumers, so -c/--consumers must be 0 ({})",
+                "{} has no consumers ({why}), so -c/--consumers must be 0 ({})",
                 bench.name(),
                 consumer_takers()
             )));
@@ -612,6 +628,8 @@ fn bench_request(
         affinity,
         repeat: cli.repeat,
         params,
+        stacktrace: cli.stacktrace,
+        pid_filter: cli.pid_filter,
     };
     let sweep = match &cli.sweep {
         Some(request) => {

@@ -93,6 +93,10 @@ pub struct RunConfig {
     /// Fixed-work mode: run exactly this many producer operations in total.
     pub repeat: Option<u64>,
     pub params: Params,
+    /// `-s/--stacktrace`: the counting programs also take a stack per hit.
+    pub stacktrace: bool,
+    /// `--pid-filter`: uprobes fire for this process only.
+    pub pid_filter: bool,
 }
 
 impl RunConfig {
@@ -107,6 +111,8 @@ impl RunConfig {
             affinity: Affinity::None,
             repeat: None,
             params,
+            stacktrace: false,
+            pid_filter: false,
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod kernel;
 pub mod lists;
 pub mod noise;
 pub mod probe;
+pub mod probe_path;
 pub mod report;
 pub mod results;
 pub mod runner;

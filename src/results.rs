@@ -104,6 +104,16 @@ pub struct Options {
     pub repeat: Option<u64>,
     /// The benchmark's own options, defaults filled in.
     pub params: BTreeMap<String, u64>,
+    /// `-s/--stacktrace` was given.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stacktrace: bool,
+    /// `--pid-filter` was given.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pid_filter: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +147,11 @@ pub struct RunRecord {
     /// What disturbed this run: steal, other runnable tasks, clock changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<Noise>,
+    /// For a uprobe, uretprobe, multi or USDT run: how the kernel handled
+    /// the probe (`emulated`, `single-stepped`, `optimized`), found after the
+    /// warm-up from the bytes at the probed address and the special mappings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_path: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,6 +209,8 @@ impl Options {
             affinity,
             repeat: config.repeat,
             params: params_record(config),
+            stacktrace: config.stacktrace,
+            pid_filter: config.pid_filter,
         }
     }
 }

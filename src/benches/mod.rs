@@ -6,6 +6,7 @@
 //! prints: `report/` turns a benchmark's [`Metric`] into lines.
 
 pub mod breakpoint;
+pub mod perf_uprobe;
 pub mod ringbuf;
 pub mod syscall;
 pub mod trigger;
@@ -45,6 +46,9 @@ pub struct PerfFormat {
     pub per_cpu: bool,
     /// perf's `ops/sec` line.
     pub ops_per_sec: bool,
+    /// The total time in microseconds, and every number with thousands
+    /// separators, as perf's uprobe collection prints them.
+    pub usecs_grouped: bool,
 }
 
 /// What every benchmark declares, as data.
@@ -62,6 +66,10 @@ pub struct Info {
     pub consumers: bool,
     /// Another name its users know `--producers` by (perf's `--parallelism`).
     pub producers_alias: Option<&'static str>,
+    /// Takes `-s/--stacktrace`: its counting program can take a stack per hit.
+    pub stacktrace: bool,
+    /// Takes `--pid-filter`: its probes can be limited to this process.
+    pub pid_filter: bool,
 }
 
 impl Info {
@@ -75,6 +83,22 @@ impl Info {
             needs: Needs::Nothing,
             consumers: false,
             producers_alias: None,
+            stacktrace: false,
+            pid_filter: false,
+        }
+    }
+
+    pub const fn stacktrace(self) -> Info {
+        Info {
+            stacktrace: true,
+            ..self
+        }
+    }
+
+    pub const fn pid_filter(self) -> Info {
+        Info {
+            pid_filter: true,
+            ..self
         }
     }
 
@@ -127,6 +151,43 @@ impl dyn Benchmark + '_ {
         self.info().producers_alias
     }
 
+    pub fn takes_stacktrace(&self) -> bool {
+        self.info().stacktrace
+    }
+    pub fn takes_pid_filter(&self) -> bool {
+        self.info().pid_filter
+    }
+
+    /// Refuses the global options this benchmark does not take.
+    pub fn check_global_options(&self, config: &RunConfig) -> Result<()> {
+        let refuse = |option: &str, takers: Vec<&str>| {
+            Err(Error::usage(format!(
+                "{option} does not apply to {}; it is taken by {} (see --list)",
+                self.name(),
+                summarize_names(&takers)
+            )))
+        };
+        if config.stacktrace && !self.takes_stacktrace() {
+            return refuse(
+                "-s/--stacktrace",
+                all()
+                    .filter(|b| b.takes_stacktrace())
+                    .map(|b| b.name())
+                    .collect(),
+            );
+        }
+        if config.pid_filter && !self.takes_pid_filter() {
+            return refuse(
+                "--pid-filter",
+                all()
+                    .filter(|b| b.takes_pid_filter())
+                    .map(|b| b.name())
+                    .collect(),
+            );
+        }
+        Ok(())
+    }
+
     /// The configuration a bare `bench NAME` runs this benchmark with.
     pub fn default_config(&self) -> Result<RunConfig> {
         Ok(RunConfig::defaults(resolve_params(self, &[])?))
@@ -142,6 +203,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         syscall::BENCHES,
         breakpoint::BENCHES,
         ringbuf::BENCHES,
+        perf_uprobe::BENCHES,
     ]
     .into_iter()
     .flatten()

@@ -66,6 +66,7 @@ const fn syscall(
                 executed,
                 per_cpu: false,
                 ops_per_sec: true,
+                usecs_grouped: false,
             }),
             ..Info::hits(name, description)
         },

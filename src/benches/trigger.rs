@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::{Link, ProgramInput};
+use libbpf_rs::{KprobeMultiOpts, Link, ProgramInput};
 
 use super::{Benchmark, Info};
 use crate::bpf::skel::trigger::{TriggerSkel, TriggerSkelBuilder};
@@ -13,6 +13,7 @@ use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::{BenchOption, RunConfig};
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::kernel;
 use crate::runner::{Counts, ProducerCtx, Workload};
 
@@ -69,7 +70,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         "trig-kernel-count",
         DRIVE_COUNT,
         None,
-        "the driver counts in BPF, nothing probed: the in-kernel baseline",
+        "the driver counts in BPF and calls the helper, nothing probed: the in-kernel baseline",
     ),
     &trigger(
         "trig-fentry",
@@ -141,6 +142,32 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         ),
         "kretprobe-multi link on bpf_get_numa_node_id",
     ),
+    &KernelTrigger {
+        all: Some("empty_kprobe_multi"),
+        ..trigger(
+            "trig-kprobe-multi-all",
+            DRIVE_HELPER,
+            counter(
+                "count_kprobe_multi",
+                "the kprobe-multi link",
+                Class::Kprobe { multi: true },
+            ),
+            "kprobe-multi-link, plus an empty one on every attachable kernel function",
+        )
+    },
+    &KernelTrigger {
+        all: Some("empty_kretprobe_multi"),
+        ..trigger(
+            "trig-kretprobe-multi-all",
+            DRIVE_HELPER,
+            counter(
+                "count_kretprobe_multi",
+                "the kretprobe-multi link",
+                Class::Kprobe { multi: true },
+            ),
+            "kretprobe-multi link, plus an empty one on every attachable kernel function",
+        )
+    },
 ];
 
 /// The kfunc that the kfunc driver calls (Linux 6.10+).
@@ -152,6 +179,9 @@ struct KernelTrigger {
     driver: &'static str,
     /// The counting program; none for the baseline, whose driver counts.
     probe: Option<Probe>,
+    /// The -all variants: the empty program put on every attachable kernel
+    /// function besides the counting one.
+    all: Option<&'static str>,
 }
 
 const fn trigger(
@@ -160,24 +190,38 @@ const fn trigger(
     probe: Option<Probe>,
     description: &'static str,
 ) -> KernelTrigger {
+    let info = Info::hits(name, description)
+        .needs(match probe {
+            None => Needs::RunProgram,
+            Some(Probe {
+                class: Class::Tracepoint,
+                ..
+            }) => Needs::TracepointEvent,
+            Some(Probe {
+                class: Class::Kprobe { multi: false },
+                ..
+            }) => Needs::KprobeEvent,
+            Some(_) => Needs::Link,
+        })
+        .options(&[BATCH_ITERS]);
     KernelTrigger {
-        info: Info::hits(name, description)
-            .needs(match probe {
-                None => Needs::RunProgram,
-                Some(Probe {
-                    class: Class::Tracepoint,
-                    ..
-                }) => Needs::TracepointEvent,
-                Some(Probe {
-                    class: Class::Kprobe { multi: false },
-                    ..
-                }) => Needs::KprobeEvent,
-                Some(_) => Needs::Link,
-            })
-            .options(&[BATCH_ITERS]),
+        // Every counting program can take a stack; the baseline has none.
+        info: match probe {
+            Some(_) => info.stacktrace(),
+            None => info,
+        },
         driver,
         probe,
+        all: None,
     }
+}
+
+/// The refusal of kprobe-multi links on a kernel built without fprobe.
+fn no_fprobe() -> Error {
+    Error::unsupported(format!(
+        "kprobe-multi links need CONFIG_FPROBE (Linux 5.18+), which {} is built without",
+        kernel::release()
+    ))
 }
 
 impl KernelTrigger {
@@ -203,10 +247,7 @@ impl KernelTrigger {
     fn attach_refused(&self, probe: Probe, err: &libbpf_rs::Error) -> Error {
         if let Class::Kprobe { multi } = probe.class {
             if multi && kernel::config_is_off("CONFIG_FPROBE") {
-                return Error::unsupported(format!(
-                    "kprobe-multi links need CONFIG_FPROBE (Linux 5.18+), which {} is built without",
-                    kernel::release()
-                ));
+                return no_fprobe();
             }
             if kernel::config_is_off("CONFIG_KPROBES") {
                 return Error::unsupported("kprobes not available (CONFIG_KPROBES is not set)");
@@ -229,6 +270,10 @@ impl Benchmark for KernelTrigger {
         if self.probe.is_some_and(|p| p.class == Class::Tracepoint) {
             kernel::ensure_tracefs().map_err(Error::unsupported)?;
         }
+        // Say why before listing tens of thousands of functions.
+        if self.all.is_some() && kernel::config_is_off("CONFIG_FPROBE") {
+            return Err(no_fprobe());
+        }
         let mut open = TriggerSkelBuilder::default()
             .open(bpf::object_storage())
             .map_err(|e| bpf::load_error("the trigger BPF object", &e))?;
@@ -239,9 +284,13 @@ impl Benchmark for KernelTrigger {
             .ok_or_else(|| Error::setup("the trigger object has no .rodata"))?;
         rodata.batch_iters = u32::try_from(batch)
             .map_err(|_| Error::usage(format!("--trig-batch-iters {batch} is too large")))?;
-        // Every program is off by default: turn on this benchmark's two.
+        rodata.stacktrace = u32::from(config.stacktrace);
+        // Every program is off by default: turn on this benchmark's two (three
+        // for the -all variants).
         let wanted = |name: &std::ffi::OsStr| {
-            name == self.driver || self.probe.is_some_and(|p| name == p.program)
+            name == self.driver
+                || self.probe.is_some_and(|p| name == p.program)
+                || self.all.is_some_and(|empty| name == empty)
         };
         for mut prog in open.open_object_mut().progs_mut() {
             if wanted(prog.name()) {
@@ -264,6 +313,10 @@ impl Benchmark for KernelTrigger {
             ),
             None => None,
         };
+        let everywhere = match self.all {
+            Some(empty) => attach_everywhere(&find(empty)?, empty == "empty_kretprobe_multi")?,
+            None => Vec::new(),
+        };
         // The driver is found again by each producer; check it exists now.
         find(self.driver)?;
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
@@ -271,6 +324,7 @@ impl Benchmark for KernelTrigger {
         let hits =
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
         Ok(Box::new(DrivenTrigger {
+            _everywhere: everywhere,
             _link: link,
             hits,
             driver: self.driver,
@@ -280,9 +334,98 @@ impl Benchmark for KernelTrigger {
     }
 }
 
+/// Functions attached per kprobe-multi link by the -all variants: small
+/// enough that progress shows and Ctrl-C is seen between links.
+const ALL_CHUNK: usize = 2000;
+
+/// Kernel functions the kernel runner leaves out of its -all variants: idle
+/// and RCU functions that a probe makes misbehave ("suspicious RCU usage"),
+/// functions called from the probe path itself (recursion inflates the
+/// cost), and the benchmark's own probed helper, which has its counter.
+fn skipped_function(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "arch_cpu_idle",
+        "default_idle",
+        "bpf_dispatcher_xdp_func",
+        "migrate_disable",
+        "migrate_enable",
+        "rcu_read_unlock_strict",
+        "preempt_count_add",
+        "preempt_count_sub",
+        "__rcu_read_lock",
+        "__rcu_read_unlock",
+        "bpf_get_numa_node_id",
+    ];
+    EXACT.contains(&name)
+        || name.starts_with("rcu_")
+        || name.starts_with("__ftrace_invalid_address__")
+}
+
+/// The attachable functions of the kernel proper (not modules) listed in
+/// `available_filter_functions` text, without duplicates or skipped ones.
+pub fn attachable_functions(listing: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    listing
+        .lines()
+        .filter(|line| !line.contains('['))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| !skipped_function(name))
+        .filter(|name| seen.insert(*name))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Attaches `empty` to every attachable kernel function, a chunk per link,
+/// with progress on stderr; stops cleanly (dropping what is attached) at a
+/// Ctrl-C.
+fn attach_everywhere(empty: &libbpf_rs::ProgramMut<'_>, retprobe: bool) -> Result<Vec<Link>> {
+    kernel::ensure_tracefs().map_err(Error::unsupported)?;
+    let tracefs = kernel::tracefs().ok_or_else(|| Error::unsupported("tracefs is not mounted"))?;
+    let path = Path::new(tracefs).join("available_filter_functions");
+    let listing = std::fs::read_to_string(&path)
+        .map_err(|e| Error::setup(format!("cannot read {}: {e}", path.display())))?;
+    let functions = attachable_functions(&listing);
+    if functions.is_empty() {
+        return Err(Error::unsupported(format!(
+            "{} lists no function to attach to",
+            path.display()
+        )));
+    }
+    let mut links = Vec::new();
+    for (i, chunk) in functions.chunks(ALL_CHUNK).enumerate() {
+        if interrupt::received().is_some() {
+            // Dropping the links detaches them.
+            return Err(Error::setup("interrupted while attaching"));
+        }
+        eprint!(
+            "\rattaching to kernel functions: {} of {}",
+            (i * ALL_CHUNK + chunk.len()),
+            functions.len()
+        );
+        let opts = KprobeMultiOpts {
+            symbols: chunk.to_vec(),
+            retprobe,
+            ..Default::default()
+        };
+        let link = empty
+            .attach_kprobe_multi_with_opts(opts)
+            .map_err(|e| bpf::attach_error("the kprobe-multi link on every function", &e));
+        match link {
+            Ok(link) => links.push(link),
+            Err(err) => {
+                eprintln!();
+                return Err(err);
+            }
+        }
+    }
+    eprintln!();
+    Ok(links)
+}
+
 /// Producers run the driver; the counting program (or the driver) counts.
 struct DrivenTrigger {
-    // Fields drop in order: the link detaches before the object is closed.
+    // Fields drop in order: the links detach before the object is closed.
+    _everywhere: Vec<Link>,
     _link: Option<Link>,
     hits: HitCounters,
     /// The driver program's name in `skel`.
@@ -312,5 +455,24 @@ impl Workload for DrivenTrigger {
 
     fn measure(&self, _ops: u64) -> Counts {
         self.hits.counts()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_function_list_follows_the_kernel_runner() {
+        let listing = "do_sys_open\n\
+                       rcu_note_context_switch\n\
+                       default_idle\n\
+                       vfs_read\n\
+                       do_sys_open\n\
+                       bpf_get_numa_node_id\n\
+                       __ftrace_invalid_address___123\n\
+                       e1000_probe [e1000]\n\
+                       migrate_disable\n";
+        assert_eq!(attachable_functions(listing), ["do_sys_open", "vfs_read"]);
     }
 }

@@ -2,6 +2,7 @@
 //! counter on uprobes, uretprobes and multi-uprobes over each probe target.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, UprobeMultiOpts, UprobeOpts};
@@ -13,6 +14,7 @@ use crate::bpf::{self, HitCounters};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
+use crate::probe_path::{self, ProbePath};
 use crate::runner::{Counts, ProducerCtx, Workload};
 use crate::targets::{self, Target, SELF_EXE};
 
@@ -20,16 +22,23 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     &Baseline {
         info: Info::hits(
             "trig-usermode-count",
-            "call the nop target and count in user space, no probe: the harness's ceiling",
+            "call the nop target and count it atomically in user space, no probe: the baseline",
         ),
         work: Work::CallNop,
     },
     &Baseline {
         info: Info::hits(
             "trig-syscall-count",
-            "call getpgid(2) and count in user space: the syscall baseline",
+            "getpgid(own tid) and an atomic count in user space: the syscall baseline",
         ),
         work: Work::Getpgid,
+    },
+    &Baseline {
+        info: Info::hits(
+            "trig-usermode-nocount",
+            "call the nop target, counted per burst: the harness's ceiling",
+        ),
+        work: Work::CallNopUncounted,
     },
     &probe(
         "trig-uprobe-nop",
@@ -137,10 +146,28 @@ struct Baseline {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Work {
-    /// Call the nop target: the harness's ceiling.
+    /// Call the nop target, then an atomic increment of a counter slot, as
+    /// the kernel runner's usermode-count.
     CallNop,
-    /// getpgid(0), the cheapest syscall: the usual baseline.
+    /// getpgid of the caller's own thread id (a pid lookup in the kernel),
+    /// then the same increment, as the kernel runner's syscall-count.
     Getpgid,
+    /// Call the nop target; the runner's per-burst store is the only count.
+    CallNopUncounted,
+}
+
+/// Counter slots, as many as the kernel runner's: a thread's slot is picked
+/// by a multiplicative hash of its thread id, each slot on its own line.
+const SLOTS: usize = 256;
+
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot(AtomicU64);
+
+/// The baselines' user-space counters.
+struct Counted {
+    work: Work,
+    slots: Box<[Slot]>,
 }
 
 impl Benchmark for Baseline {
@@ -148,22 +175,46 @@ impl Benchmark for Baseline {
         &self.info
     }
     fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(self.work))
+        Ok(Box::new(Counted {
+            work: self.work,
+            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+        }))
     }
 }
 
-impl Workload for Work {
+/// The slot of the thread with id `tid`: the top byte of its Fibonacci hash.
+fn slot_of(tid: u32) -> usize {
+    (tid.wrapping_mul(2_654_435_769) >> 24) as usize
+}
+
+impl Workload for Counted {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        // SAFETY: gettid has no arguments and cannot fail.
+        let tid = unsafe { libc::gettid() };
+        let slot = &self.slots[slot_of(tid as u32)].0;
         // One loop per kind, each with its operation inlined: the cheapest
         // operations must not pay for an indirect call.
-        match self {
-            Work::CallNop => ctx.run(targets::call_nop),
-            // SAFETY: getpgid(0) only reads the caller's process group.
-            Work::Getpgid => ctx.run(|| unsafe {
-                libc::syscall(libc::SYS_getpgid, 0);
+        match self.work {
+            Work::CallNop => ctx.run(|| {
+                targets::call_nop();
+                slot.fetch_add(1, Relaxed);
             }),
+            // SAFETY: getpgid only reads a process group.
+            Work::Getpgid => ctx.run(|| {
+                unsafe { libc::syscall(libc::SYS_getpgid, libc::c_long::from(tid)) };
+                slot.fetch_add(1, Relaxed);
+            }),
+            Work::CallNopUncounted => ctx.run(targets::call_nop),
         }
         Ok(())
+    }
+
+    fn measure(&self, ops: u64) -> Counts {
+        let hits = match self.work {
+            Work::CallNopUncounted => ops,
+            Work::CallNop | Work::Getpgid => self.slots.iter().map(|s| s.0.load(Relaxed)).sum(),
+        };
+        Counts { hits, drops: 0 }
     }
 }
 
@@ -206,10 +257,13 @@ const fn probe(
     description: &'static str,
 ) -> UprobeBench {
     UprobeBench {
-        info: Info::hits(name, description).needs(match attach {
-            Attach::UprobeMulti | Attach::UretprobeMulti => Needs::Link,
-            Attach::Uprobe | Attach::Uretprobe => Needs::UprobeEvent,
-        }),
+        info: Info::hits(name, description)
+            .needs(match attach {
+                Attach::UprobeMulti | Attach::UretprobeMulti => Needs::Link,
+                Attach::Uprobe | Attach::Uretprobe => Needs::UprobeEvent,
+            })
+            .stacktrace()
+            .pid_filter(),
         attach,
         target,
     }
@@ -220,7 +274,7 @@ impl Benchmark for UprobeBench {
         &self.info
     }
 
-    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
         let exe = Path::new(SELF_EXE);
         let offset = targets::resolve(exe, self.target)?;
         let offset = usize::try_from(offset)
@@ -236,10 +290,12 @@ impl Benchmark for UprobeBench {
         open.progs
             .count_uprobe_multi
             .set_autoload(self.attach.is_multi());
+        set_stacktrace(open.maps.rodata_data.as_deref_mut(), config)?;
         let skel = open
             .load()
             .map_err(|e| bpf::load_error("the counting program", &e))?;
 
+        let pid = attach_pid(config);
         let retprobe = self.attach.is_return();
         let link = if self.attach.is_multi() {
             let opts = UprobeMultiOpts {
@@ -249,7 +305,7 @@ impl Benchmark for UprobeBench {
             };
             skel.progs
                 .count_uprobe_multi
-                .attach_uprobe_multi_with_opts(-1, exe, "", opts)
+                .attach_uprobe_multi_with_opts(pid, exe, "", opts)
         } else {
             let opts = UprobeOpts {
                 retprobe,
@@ -257,7 +313,7 @@ impl Benchmark for UprobeBench {
             };
             skel.progs
                 .count_uprobe
-                .attach_uprobe_with_opts(-1, exe, offset, opts)
+                .attach_uprobe_with_opts(pid, exe, offset, opts)
         }
         .map_err(|e| self.attach_refused(&e))?;
 
@@ -285,6 +341,27 @@ impl UprobeBench {
     }
 }
 
+/// The pid probes are attached for: this process with `--pid-filter`, every
+/// process (-1) otherwise.
+pub(super) fn attach_pid(config: &RunConfig) -> i32 {
+    if config.pid_filter {
+        // A pid always fits: the kernel's pid_max is at most 2^22.
+        std::process::id() as i32
+    } else {
+        -1
+    }
+}
+
+/// Turns the stack capture of `bpf/stack.h` on for `-s`.
+fn set_stacktrace(
+    rodata: Option<&mut crate::bpf::skel::uprobe::types::rodata>,
+    config: &RunConfig,
+) -> Result<()> {
+    let rodata = rodata.ok_or_else(|| Error::setup("the uprobe object has no .rodata"))?;
+    rodata.stacktrace = u32::from(config.stacktrace);
+    Ok(())
+}
+
 /// Producers call the probed target; the BPF program counts the hits. The
 /// USDT family uses it too, with its own skeleton.
 pub(super) struct ProbedTarget<S> {
@@ -305,5 +382,13 @@ impl<S: Sync> Workload for ProbedTarget<S> {
 
     fn measure(&self, _ops: u64) -> Counts {
         self.hits.counts()
+    }
+
+    fn probe_path(&self) -> Option<Result<ProbePath>> {
+        let original = self.target.expected_bytes();
+        Some(
+            self.target
+                .with_fn(|function| probe_path::detect(function, original)),
+        )
     }
 }

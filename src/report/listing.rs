@@ -6,11 +6,24 @@ use crate::probe::{Outcome, ProbeFile, Status};
 /// `--list`: a title, then every benchmark with its description.
 pub fn list_lines() -> Vec<String> {
     let width = benches::all().map(|b| b.name().len()).max().unwrap_or(0);
-    let mut lines = vec!["Available benchmarks:".to_string()];
-    lines.extend(
-        benches::all()
-            .map(|b: &dyn Benchmark| format!("  {:width$}  {}", b.name(), b.description())),
-    );
+    let mut lines = vec![
+        "Available benchmarks ([-s]: takes -s/--stacktrace, [--pid-filter]: takes --pid-filter):"
+            .to_string(),
+    ];
+    lines.extend(benches::all().map(|b: &dyn Benchmark| {
+        let mut takes = Vec::new();
+        if b.takes_stacktrace() {
+            takes.push("-s");
+        }
+        if b.takes_pid_filter() {
+            takes.push("--pid-filter");
+        }
+        let takes = match takes.is_empty() {
+            true => String::new(),
+            false => format!(" [{}]", takes.join(" ")),
+        };
+        format!("  {:width$}  {}{takes}", b.name(), b.description())
+    }));
     lines
 }
 

@@ -42,6 +42,42 @@ pub fn ops_per_sec(run: &FixedRun, ops: u64) -> String {
     format!(" {rate:14} ops/sec")
 }
 
+/// `1,053,963`: a whole number with thousands separators, as perf's `%'`
+/// prints it in an English locale.
+pub fn grouped(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// `1,053.963`: perf's `%'.3f`.
+pub fn grouped_3(value: f64) -> String {
+    let thousandths = (value.max(0.0) * 1000.0).round() as u64;
+    format!("{}.{:03}", grouped(thousandths / 1000), thousandths % 1000)
+}
+
+/// perf bench uprobe's block after its `# Executed` line: the total in
+/// microseconds and the time per call.
+pub fn uprobe_figures(run: &FixedRun) -> [String; 3] {
+    let usecs = run.elapsed_ns / 1000;
+    let per_call = if run.calls == 0 {
+        0.0
+    } else {
+        usecs as f64 / run.calls as f64
+    };
+    [
+        format!(" {:>14}: {} usecs", "Total time", grouped(usecs)),
+        String::new(),
+        format!(" {} usecs/op", grouped_3(per_call)),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +93,24 @@ mod tests {
                 drops: 0,
             },
         }
+    }
+
+    #[test]
+    fn lines_match_perf_bench_uprobe() {
+        // perf bench uprobe empty: 1,000 calls in 1,053,963 us.
+        let r = run(1_053_963_400, 1000);
+        assert_eq!(
+            uprobe_figures(&r),
+            [
+                "     Total time: 1,053,963 usecs".to_string(),
+                String::new(),
+                " 1,053.963 usecs/op".to_string(),
+            ]
+        );
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped_3(0.5), "0.500");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use super::{perf, text};
 use crate::benches::{Benchmark, Metric, PerfFormat};
 use crate::config::{Params, RunConfig};
+use crate::probe_path::ProbePath;
 use crate::runner::FixedRun;
 use crate::stats::{MeanSd, Sample, Summary};
 
@@ -28,6 +29,16 @@ impl Reporter {
 
     pub fn started(&self) -> String {
         format!("Benchmark '{}' started.", self.bench)
+    }
+
+    /// The line that says how the kernel handled the probe.
+    pub fn probe_path(&self, path: ProbePath) -> String {
+        format!("probe path: {} ({})", path.name(), path.evidence())
+    }
+
+    /// The warning when the probe path cannot be found.
+    pub fn probe_path_unknown(&self, why: &str) -> String {
+        format!("warning: cannot tell the probe path: {why}")
     }
 
     /// One second's line.
@@ -118,6 +129,15 @@ impl Reporter {
 
 /// `perf bench`'s block for a fixed run, line for line.
 fn perf_block(format: &PerfFormat, run: &FixedRun, config: &RunConfig) -> Vec<String> {
+    if format.usecs_grouped {
+        let executed = format
+            .executed
+            .replace("{calls}", &perf::grouped(run.calls))
+            .replace("{ops}", &perf::grouped(run.ops));
+        let mut lines = vec![perf::running(format.collection, format.name), executed];
+        lines.extend(perf::uprobe_figures(run));
+        return lines;
+    }
     let [total, blank] = perf::total_time(run);
     let usecs = perf::usecs_per_op(run, run.ops);
     let mut lines = vec![
@@ -207,5 +227,18 @@ mod tests {
         );
         assert!(lines[5].ends_with(" usecs/op/cpu"), "{lines:?}");
         assert_eq!(lines.len(), 6);
+        let empty = benches::find("uprobe-empty").unwrap();
+        let config = empty.default_config().unwrap();
+        let lines = Reporter::new(empty).fixed(&fixed(1000, 1000), &config);
+        assert_eq!(
+            lines,
+            [
+                "# Running 'uprobe/empty' benchmark:",
+                "# Executed 1,000 usleep(1000) calls",
+                "     Total time: 779,066 usecs",
+                "",
+                " 779.066 usecs/op",
+            ]
+        );
     }
 }

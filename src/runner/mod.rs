@@ -69,6 +69,12 @@ pub trait Workload: Sync {
             drops: 0,
         }
     }
+
+    /// For a probe benchmark, how the kernel handles its probe, found now
+    /// (the runner asks after the probe has been hit); `None` for the others.
+    fn probe_path(&self) -> Option<Result<crate::probe_path::ProbePath>> {
+        None
+    }
 }
 
 /// One producer's counts, alone on their cache line so that producers never
