@@ -11,6 +11,7 @@ pub mod interrupt;
 pub mod kernel;
 pub mod noise;
 pub mod probe;
+pub mod profile;
 pub mod report;
 pub mod results;
 pub mod runner;
