@@ -2,7 +2,7 @@
 //! [`RunConfig`] for one benchmark.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::error::ErrorKind;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
@@ -13,6 +13,7 @@ use crate::config::{
     DEFAULT_DURATION_SECS, DEFAULT_MAX_RUNS, DEFAULT_MAX_SECS, DEFAULT_PRODUCERS,
     DEFAULT_WARMUP_SECS, MAX_RUNS, MAX_SECONDS, MAX_THREADS,
 };
+use crate::config::{ProfileRequest, DEFAULT_PROFILE_FREQ_HZ, MAX_PROFILE_FREQ_HZ};
 use crate::error::{Error, Result};
 use crate::runner::affinity::{parse_cpu_list, Affinity};
 use crate::sweep;
@@ -138,6 +139,18 @@ struct Cli {
     /// Let libbpf's debug log through to stderr.
     #[arg(short = 'v', long)]
     verbose: bool,
+
+    /// Sample the measured seconds (kernel and user stacks, on every CPU's
+    /// cpu-clock) and print where a hit's time goes, before the summary;
+    /// with DIR, also write folded stacks, a flame graph and the breakdown
+    /// there, one set per run.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
+    profile: Option<Option<PathBuf>>,
+
+    /// Samples per second per CPU for --profile.
+    #[arg(long, value_name = "HZ", default_value_t = DEFAULT_PROFILE_FREQ_HZ,
+          allow_hyphen_values = true, value_parser = count(1, MAX_PROFILE_FREQ_HZ))]
+    profile_freq: u64,
 }
 
 /// What the command line asks for.
@@ -263,6 +276,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
             "--runs sets the number of runs and --precision finds it: give one of them",
         ));
     }
+    let profile = profile_request(&cli, &matches)?;
     let given = given_options(&matches);
     let mut requests = Vec::with_capacity(cli.benches.len());
     for name in &cli.benches {
@@ -326,7 +340,42 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         markdown: cli.markdown,
         quiet: cli.quiet,
         verbose: cli.verbose,
+        profile,
     })))
+}
+
+/// `--profile[=DIR]` and `--profile-freq`, checked.
+fn profile_request(cli: &Cli, matches: &ArgMatches) -> Result<Option<ProfileRequest>> {
+    let freq_given =
+        matches.value_source("profile_freq") == Some(clap::parser::ValueSource::CommandLine);
+    let Some(dir) = &cli.profile else {
+        if freq_given {
+            return Err(Error::usage(
+                "--profile-freq sets --profile's rate: give --profile too",
+            ));
+        }
+        return Ok(None);
+    };
+    if cli.repeat.is_some() {
+        return Err(Error::usage(
+            "--profile samples the measured seconds of timed runs; it does not combine with --repeat",
+        ));
+    }
+    // `--profile DIR` reads DIR as a benchmark: say how to give it.
+    if dir.is_none() {
+        let path = cli.benches.iter().find(|name| {
+            benches::find(name).is_none() && (name.contains('/') || Path::new(name).is_dir())
+        });
+        if let Some(path) = path {
+            return Err(Error::usage(format!(
+                "'{path}' is not a benchmark; --profile takes its directory after '=': --profile={path}"
+            )));
+        }
+    }
+    Ok(Some(ProfileRequest {
+        dir: dir.clone(),
+        freq_hz: cli.profile_freq,
+    }))
 }
 
 /// One named benchmark's configuration from the options given.

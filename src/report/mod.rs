@@ -8,6 +8,7 @@ pub mod csv;
 pub mod json;
 pub mod perf;
 pub mod plot;
+pub mod profile;
 pub mod reporter;
 pub mod text;
 
