@@ -387,4 +387,21 @@ mod tests {
         assert_eq!(sample.count, 42);
         assert!(RawSample::parse(&key[..10], &[0; 8]).is_none());
     }
+
+    #[test]
+    fn a_kernel_that_forbids_sampling_is_unsupported() {
+        let forbidden = std::io::Error::from_raw_os_error(libc::EACCES);
+        let err = refused("cpu-clock sampling events", &forbidden);
+        assert_eq!(err.exit_code(), crate::error::exit::UNSUPPORTED);
+        assert!(err
+            .to_string()
+            .starts_with("unsupported: --profile: the kernel forbids"));
+        let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(
+            refused("x", &missing).exit_code(),
+            crate::error::exit::UNSUPPORTED
+        );
+        let other = std::io::Error::from_raw_os_error(libc::EMFILE);
+        assert_eq!(refused("x", &other).exit_code(), crate::error::exit::SETUP);
+    }
 }
