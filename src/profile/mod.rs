@@ -14,7 +14,7 @@ pub mod symbolize;
 
 use std::collections::HashMap;
 use std::ffi::CStr;
-use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -185,10 +185,7 @@ impl Profiler {
         for cpu in affinity::online_cpus()? {
             let event = open_cpu_clock(cpu, freq_hz)
                 .map_err(|e| refused("cpu-clock sampling events (perf_event_open)", &e))?;
-            let raw = {
-                use std::os::fd::AsRawFd;
-                event.as_raw_fd()
-            };
+            let raw = event.as_raw_fd();
             let link = profiler
                 .skel
                 .progs

@@ -325,8 +325,11 @@ pub struct Breakdown {
     /// Samples lost to a full map (their stacks are unknown).
     pub dropped_samples: u64,
     /// One producer's time per hit, in ns (producers / rate): what the
-    /// stages' shares split.
+    /// stages and the time off CPU split.
     pub ns_per_hit: Option<f64>,
+    /// The part of `ns_per_hit` the producers spent off a CPU (other tasks
+    /// ran), by their on-CPU share; the stages split the rest.
+    pub off_cpu_ns_per_hit: Option<f64>,
     /// Every stage that has samples, in stage order, over the producers'
     /// samples.
     pub stages: Vec<StageShare>,
@@ -347,7 +350,9 @@ pub struct Breakdown {
 pub struct StageShare {
     pub stage: Stage,
     pub samples: u64,
+    /// % of the producers' samples.
     pub share_pct: f64,
+    /// share × the on-CPU part of a hit's time.
     pub ns_per_hit: Option<f64>,
 }
 
@@ -384,6 +389,15 @@ impl Breakdown {
         let ns_per_hit = hits_per_sec
             .filter(|&rate| rate > 0.0)
             .map(|rate| producers as f64 * 1e9 / rate);
+        let full = profile.freq_hz as f64 * profile.seconds * producers as f64;
+        let on_cpu = if full > 0.0 {
+            producer_samples as f64 / full
+        } else {
+            0.0
+        };
+        // The ticks fire at the rate asked within a sample or so: a little
+        // over 100 % is counting, not time.
+        let on_cpu_ns = ns_per_hit.map(|ns| ns * on_cpu.min(1.0));
 
         let mut by_stage: HashMap<Stage, u64> = HashMap::new();
         let mut by_self: HashMap<(&str, FrameKind), u64> = HashMap::new();
@@ -413,7 +427,7 @@ impl Breakdown {
                     stage,
                     samples: n,
                     share_pct: share(n),
-                    ns_per_hit: ns_per_hit.map(|ns| ns * n as f64 / producer_samples as f64),
+                    ns_per_hit: on_cpu_ns.map(|ns| ns * n as f64 / producer_samples as f64),
                 })
             })
             .collect();
@@ -442,19 +456,15 @@ impl Breakdown {
             }
         }
         threads.sort_by(|a, b| a.thread.cmp(&b.thread));
-        let full = profile.freq_hz as f64 * profile.seconds * producers as f64;
         Breakdown {
             frequency_hz: profile.freq_hz,
             seconds: profile.seconds,
             samples,
             producer_samples,
-            producer_on_cpu_pct: if full > 0.0 {
-                producer_samples as f64 / full * 100.0
-            } else {
-                0.0
-            },
+            producer_on_cpu_pct: on_cpu * 100.0,
             dropped_samples: profile.dropped,
             ns_per_hit,
+            off_cpu_ns_per_hit: ns_per_hit.zip(on_cpu_ns).map(|(all, on)| all - on),
             stages,
             top_self: top(by_self),
             top_inclusive: top(by_inclusive),
@@ -594,6 +604,7 @@ mod tests {
         assert_eq!((b.samples, b.producer_samples), (250, 200));
         assert_eq!(b.producer_on_cpu_pct, 100.0);
         assert_eq!(b.ns_per_hit, Some(200.0));
+        assert_eq!(b.off_cpu_ns_per_hit, Some(0.0));
         let stage = |s| b.stage(s).unwrap();
         assert_eq!(stage(Stage::UserCode).share_pct, 50.0);
         assert_eq!(stage(Stage::BpfProgram).ns_per_hit, Some(60.0));
@@ -606,5 +617,15 @@ mod tests {
         assert_eq!(b.top_inclusive[0].function, "handle_swbp");
         assert_eq!(b.top_inclusive[0].share_pct, 50.0);
         assert_eq!(b.threads.len(), 2);
+
+        // Off the CPU half the time: the stages split the other half.
+        let half = Profile {
+            seconds: 4.0,
+            ..profile
+        };
+        let b = Breakdown::of(&half, 1, Some(5e6));
+        assert_eq!(b.producer_on_cpu_pct, 50.0);
+        assert_eq!(b.off_cpu_ns_per_hit, Some(100.0));
+        assert_eq!(b.stage(Stage::BpfProgram).unwrap().ns_per_hit, Some(30.0));
     }
 }

@@ -54,6 +54,13 @@ pub fn lines(breakdown: &Breakdown) -> Vec<String> {
                 .map_or_else(|| "-".to_string(), |ns| format!("{ns:.1}")),
         ));
     }
+    // Time the producers were not running is no stage's: said apart.
+    if let Some(off) = breakdown.off_cpu_ns_per_hit.filter(|&ns| ns >= 0.05) {
+        lines.push(format!(
+            "  {:<28} {:>7} {off:>9.1}",
+            "off CPU (other tasks ran)", "-"
+        ));
+    }
     lines.push(format!(
         "  {:<NAME_WIDTH$} {:>7}",
         "top functions, self", "share"
