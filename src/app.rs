@@ -14,14 +14,16 @@ use std::time::Instant;
 
 use crate::benches::{self, Benchmark};
 use crate::bpf;
-use crate::config::{OutputTarget, Outputs, Repetition, RunConfig, RunRequest};
+use crate::config::{OutputTarget, Outputs, ProfileRequest, Repetition, RunConfig, RunRequest};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::noise::NoiseMeter;
+use crate::profile::{self, Breakdown, Profiler};
 use crate::report::console::Console;
 use crate::report::csv::Csv;
 use crate::report::json::Json;
 use crate::report::plot::Svg;
+use crate::report::profile as profile_report;
 use crate::report::reporter::Reporter;
 use crate::report::text::{self, TableRow};
 use crate::report::{output, Exporter};
@@ -130,6 +132,9 @@ fn plan(request: &RunRequest) -> Result<Plan> {
             bpf::check_privileges(plan.bench.name(), plan.bench.needs())?;
         }
     }
+    if let Some(profile) = &request.profile {
+        check_profile(profile)?;
+    }
     let threads = plans
         .iter()
         .flat_map(|b| &b.points)
@@ -166,6 +171,35 @@ fn per_benchmark(path: &Path, bench: &str, flag: &str) -> PathBuf {
         _ => "json",
     };
     path.join(format!("{bench}.{extension}"))
+}
+
+/// `--profile`: the privileges it needs, a rate the kernel allows, and its
+/// directory (created if missing).
+fn check_profile(profile: &ProfileRequest) -> Result<()> {
+    // A BPF program on a cpu-clock perf event: CAP_BPF and CAP_PERFMON.
+    bpf::check_privileges("--profile", bpf::Needs::Link)?;
+    if let Some(max) = profile::max_sample_rate().filter(|&max| profile.freq_hz > max) {
+        return Err(Error::usage(format!(
+            "--profile-freq {} is above this kernel's limit of {max} samples per second \
+             (kernel.perf_event_max_sample_rate)",
+            profile.freq_hz
+        )));
+    }
+    if let Some(dir) = &profile.dir {
+        if dir.exists() && !dir.is_dir() {
+            return Err(Error::usage(format!(
+                "--profile={} is not a directory",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::usage(format!(
+                "--profile={}: cannot create it: {e}",
+                dir.display()
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) -> Execution {
@@ -217,7 +251,17 @@ fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) -> Executio
                 console.line(&header);
             }
             let run = repetition.is_repeated().then_some(round + 1);
-            match one_run(bench, point, run, console, request.quiet) {
+            let profiling = request.profile.as_ref().map(|profile| Profiling {
+                request: profile,
+                name: profile_name(
+                    bench.bench.name(),
+                    point
+                        .value
+                        .zip(request.sweep.as_ref().map(|s| s.param.name())),
+                    run,
+                ),
+            });
+            match one_run(bench, point, run, console, request.quiet, profiling) {
                 Ok((mut record, phase)) => {
                     record.sweep_value = point.value;
                     record.repetition = run;
@@ -506,6 +550,25 @@ fn export(outputs: &Outputs, plan: &Plan, results: &[ResultFile]) -> Result<()> 
     Ok(())
 }
 
+/// What `--profile` asks of one run, and the name of its files.
+struct Profiling<'a> {
+    request: &'a ProfileRequest,
+    name: String,
+}
+
+/// A run's profile files are named by the benchmark, the sweep point and the
+/// run: `trig-uprobe-nop`, `trig-uprobe-nop-producers=2-run3`.
+fn profile_name(bench: &str, point: Option<(u64, &str)>, run: Option<u32>) -> String {
+    let mut name = bench.to_string();
+    if let Some((value, param)) = point {
+        name.push_str(&format!("-{param}={value}"));
+    }
+    if let Some(run) = run {
+        name.push_str(&format!("-run{run}"));
+    }
+    name
+}
+
 /// Sets up, runs and reports one configuration (one of several independent
 /// runs when `run` numbers it); the phase an interrupt hit, if one did.
 fn one_run(
@@ -514,6 +577,7 @@ fn one_run(
     run: Option<u32>,
     console: &mut Console,
     quiet: bool,
+    profiling: Option<Profiling>,
 ) -> Result<(RunRecord, Option<Phase>)> {
     let Point {
         config, placement, ..
@@ -537,6 +601,7 @@ fn one_run(
         repetition: None,
         noise: None,
         probe_path: None,
+        profile: None,
     };
     if interrupt::received().is_some() {
         record.partial = true;
@@ -565,6 +630,18 @@ fn one_run(
         return Ok((record, phase));
     }
 
+    // Attached before the run, switched on when the measured seconds start
+    // (at the last warm-up tick) and off when they end.
+    let mut profiler = match &profiling {
+        Some(profiling) => Some(Profiler::attach(profiling.request.freq_hz)?),
+        None => None,
+    };
+    if config.warmup_secs == 0 {
+        if let Some(profiler) = profiler.as_mut() {
+            profiler.start();
+        }
+    }
+    let last_tick = config.warmup_secs + config.duration_secs;
     console.start_bar(config.warmup_secs, config.duration_secs);
     let mut noise = None;
     let samples = runner::run_timed(
@@ -573,6 +650,13 @@ fn one_run(
         config.warmup_secs,
         config.duration_secs,
         &mut |sample| {
+            if let Some(profiler) = profiler.as_mut() {
+                if sample.iteration + 1 == config.warmup_secs {
+                    profiler.start();
+                } else if sample.iteration + 1 == last_tick {
+                    profiler.stop();
+                }
+            }
             // The bar first, so that it redraws in its new state under the line.
             console.advance(sample);
             console.line(&reporter.tick(sample, config.producers));
@@ -589,6 +673,8 @@ fn one_run(
     console.finish_bar();
     let samples = samples?;
     record.probe_path = probe_path(workload.as_ref(), reporter, console, !quiet);
+    // Named while the benchmark's programs are loaded: kallsyms names them.
+    let profile = profiler.map(Profiler::collect).transpose()?;
     drop(workload);
     record.noise = noise.map(NoiseMeter::finish);
     record.partial = interrupt::received().is_some();
@@ -604,11 +690,26 @@ fn one_run(
                 of: config.duration_secs,
             }
         });
+    if let (Some(summary), true) = (&summary, record.partial) {
+        console.line(&reporter.partial_timed(summary.samples, config.duration_secs));
+    }
+    if let (Some(profile), Some(profiling)) = (&profile, &profiling) {
+        // A run stopped before its measured seconds has nothing to show.
+        if profile.seconds > 0.0 {
+            let rate = summary.as_ref().map(|s| reporter.headline(s).mean);
+            let mut breakdown = Breakdown::of(profile, config.producers, rate);
+            if let Some(dir) = &profiling.request.dir {
+                let title = format!("{}: where the measured seconds went", profiling.name);
+                profile_report::write_files(dir, &profiling.name, &title, profile, &mut breakdown)?;
+            }
+            for line in profile_report::lines(&breakdown) {
+                console.line(&line);
+            }
+            record.profile = Some(breakdown);
+        }
+    }
     match &summary {
         Some(summary) => {
-            if record.partial {
-                console.line(&reporter.partial_timed(summary.samples, config.duration_secs));
-            }
             console.line(&match run {
                 Some(run) => reporter.run_line(run, summary, config.producers),
                 None => reporter.summary(summary, config.producers),

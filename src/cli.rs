@@ -3,7 +3,7 @@
 //! page generated from them.
 
 use std::ffi::{OsStr, OsString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
@@ -19,6 +19,7 @@ use crate::config::{
     DEFAULT_DURATION_SECS, DEFAULT_MAX_RUNS, DEFAULT_MAX_SECS, DEFAULT_PRODUCERS,
     DEFAULT_WARMUP_SECS, MAX_RUNS, MAX_SECONDS, MAX_THREADS,
 };
+use crate::config::{ProfileRequest, DEFAULT_PROFILE_FREQ_HZ, MAX_PROFILE_FREQ_HZ};
 use crate::error::{Error, Result};
 use crate::report::output;
 use crate::runner::affinity::{parse_cpu_list, Affinity};
@@ -176,10 +177,22 @@ struct Cli {
     /// Let libbpf's debug log through to stderr.
     #[arg(short = 'v', long, global = true)]
     verbose: bool,
+
+    /// Sample the measured seconds (kernel and user stacks, on every CPU's
+    /// cpu-clock) and print where a hit's time goes, before the summary;
+    /// with DIR, also write folded stacks, a flame graph and the breakdown
+    /// there, one set per run.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
+    profile: Option<Option<PathBuf>>,
+
+    /// Samples per second per CPU for --profile.
+    #[arg(long, value_name = "HZ", default_value_t = DEFAULT_PROFILE_FREQ_HZ,
+          allow_hyphen_values = true, value_parser = count(1, MAX_PROFILE_FREQ_HZ))]
+    profile_freq: u64,
 }
 
 /// The options of a run that `--probe` does not take.
-const RUN_ONLY: [&str; 17] = [
+const RUN_ONLY: [&str; 19] = [
     "warmup",
     "duration",
     "producers",
@@ -197,6 +210,8 @@ const RUN_ONLY: [&str; 17] = [
     "max_runs",
     "max_time",
     "markdown",
+    "profile",
+    "profile_freq",
 ];
 
 #[derive(Subcommand, Debug)]
@@ -495,6 +510,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
             )));
         }
     }
+    let profile = profile_request(&cli, &matches)?;
     let given_options = given_options(&matches);
     let mut requests: Vec<BenchRequest> = Vec::with_capacity(cli.benches.len());
     let mut sweep = None;
@@ -556,7 +572,40 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         markdown: cli.markdown,
         quiet: cli.quiet,
         verbose: cli.verbose,
+        profile,
     })))
+}
+
+/// `--profile[=DIR]` and `--profile-freq`, checked.
+fn profile_request(cli: &Cli, matches: &ArgMatches) -> Result<Option<ProfileRequest>> {
+    let Some(dir) = &cli.profile else {
+        if given(matches, "profile_freq") {
+            return Err(Error::usage(
+                "--profile-freq sets --profile's rate: give --profile too",
+            ));
+        }
+        return Ok(None);
+    };
+    if cli.repeat.is_some() {
+        return Err(Error::usage(
+            "--profile samples the measured seconds of timed runs; it does not combine with --repeat",
+        ));
+    }
+    // `--profile DIR` reads DIR as a benchmark: say how to give it.
+    if dir.is_none() {
+        let path = cli.benches.iter().find(|name| {
+            benches::find(name).is_none() && (name.contains('/') || Path::new(name).is_dir())
+        });
+        if let Some(path) = path {
+            return Err(Error::usage(format!(
+                "'{path}' is not a benchmark; --profile takes its directory after '=': --profile={path}"
+            )));
+        }
+    }
+    Ok(Some(ProfileRequest {
+        dir: dir.clone(),
+        freq_hz: cli.profile_freq,
+    }))
 }
 
 /// One named benchmark's configuration (and sweep) from the options given.

@@ -187,6 +187,22 @@ impl Outputs {
     }
 }
 
+/// `--profile-freq`'s default: samples per second per CPU, off the round
+/// numbers that other periodic work (timer ticks at 100, 250, 1000 Hz) runs at.
+pub const DEFAULT_PROFILE_FREQ_HZ: u64 = 999;
+/// The most `--profile-freq` takes; the kernel may allow less
+/// (kernel.perf_event_max_sample_rate), which is checked before a run.
+pub const MAX_PROFILE_FREQ_HZ: u64 = 100_000;
+
+/// `--profile[=DIR]`: sample where the measured seconds go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileRequest {
+    /// Where the folded stacks, flame graph and breakdown go; printed only
+    /// when absent.
+    pub dir: Option<PathBuf>,
+    pub freq_hz: u64,
+}
+
 /// One benchmark (by its registry name) and how to run it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BenchRequest {
@@ -239,4 +255,6 @@ pub struct RunRequest {
     pub markdown: bool,
     pub quiet: bool,
     pub verbose: bool,
+    /// `--profile`: sample each run's measured seconds.
+    pub profile: Option<ProfileRequest>,
 }

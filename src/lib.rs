@@ -13,6 +13,7 @@ pub mod lists;
 pub mod noise;
 pub mod probe;
 pub mod probe_path;
+pub mod profile;
 pub mod report;
 pub mod results;
 pub mod runner;

@@ -12,6 +12,7 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
 use crate::noise::{Machine, Noise};
+use crate::profile::Breakdown;
 use crate::runner::affinity::{format_cpu_list, Affinity, Placement};
 use crate::runner::FixedRun;
 use crate::stats::{RunStats, Sample, Summary};
@@ -152,6 +153,9 @@ pub struct RunRecord {
     /// warm-up from the bytes at the probed address and the special mappings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_path: Option<String>,
+    /// With `--profile`: where the measured seconds went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Breakdown>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -128,6 +128,28 @@ fn json_round_trips_and_matches_its_documented_schema() {
 }
 
 #[test]
+fn a_profiled_run_keeps_its_breakdown_in_the_documented_schema() {
+    let out = run(&[
+        "-q",
+        "-w0",
+        "-d1",
+        "--profile",
+        "--json",
+        "-",
+        "trig-syscall-count",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let value: Value = serde_json::from_str(&out.stdout).unwrap();
+    let schema = schema();
+    validate(&value, &schema, &schema, "$").unwrap();
+    let parsed: ResultFile = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(serde_json::to_value(&parsed).unwrap(), value);
+    let profile = parsed.runs[0].profile.as_ref().expect("a profile");
+    assert!(profile.producer_samples > 0, "{profile:?}");
+    assert!(!profile.stages.is_empty());
+}
+
+#[test]
 fn json_to_stdout_moves_the_text_to_stderr() {
     let out = run(&["-w0", "-d1", "--json", "-", "trig-usermode-count"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -11,6 +11,7 @@ pub mod listing;
 pub mod output;
 pub mod perf;
 pub mod plot;
+pub mod profile;
 pub mod reporter;
 pub mod text;
 

@@ -97,7 +97,7 @@ pub fn assert_one_clear_line(out: &Output, code: i32, needle: &str) {
 
 /// Names of the tool's BPF programs that are loaded at this moment.
 pub fn loaded_programs() -> Vec<String> {
-    const OURS: [&str; 4] = ["count_", "drive_", "empty_k", "usleep_"];
+    const OURS: [&str; 5] = ["count_", "drive_", "empty_k", "usleep_", "profile_"];
     libbpf_rs::query::ProgInfoIter::default()
         .map(|p| p.name.to_string_lossy().into_owned())
         .filter(|name| OURS.iter().any(|prefix| name.starts_with(prefix)))
