@@ -1,6 +1,9 @@
 //! `bench compare OLD NEW...`: is the difference real? For each benchmark in
-//! both, old and new mean ± sd of its headline rate, the change, and a verdict
-//! from Welch's t-test on the measured samples and a noise floor.
+//! both, old and new mean ± sd of its headline rate, the change with its 95 %
+//! confidence interval, and a verdict. With two runs or more on each side the
+//! runs are the observations (their means, Welch's t); with one run on a side
+//! only its seconds are, and the row says that the drift between runs is not
+//! in the interval.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,20 +13,19 @@ use crate::error::{Error, Result};
 use crate::report::compare::{self as lines, Row, Side};
 use crate::report::reporter::Reporter;
 use crate::results::{ResultFile, RunRecord};
-use crate::stats::{mean_sd, welch};
-
-/// The significance level of the t-test.
-pub const ALPHA: f64 = 0.05;
-
-/// The verdict when a change is not shown to be real.
-pub const NO_CHANGE: &str = "no significant change";
+use crate::stats::{self, mean_sd, Basis, MeanSd, Verdict};
 
 pub const AFTER_HELP: &str = "Each benchmark is judged by its headline rate: hits per second, \
-or all operations per second for the perf family (syscall-*, breakpoint-*). A change is 'faster' \
-or 'slower' when it is larger than the noise floor and Welch's t-test on the per-second samples \
-gives p < 0.05; otherwise it is 'no significant change'. Rows of interrupted runs are marked \
-[partial]; file names are shown where a benchmark has more than one file. Exit codes: 0 ok, \
-2 bad usage, 6 a regression beyond --fail-on-regression.";
+or all operations per second for the perf family (syscall-*, breakpoint-*). With two runs or \
+more on each side (bench --runs N), each run's mean is one observation and the change's 95 % \
+interval holds the drift between runs; with one run on a side, the seconds of that run are the \
+observations and the row is marked '1 run': their interval leaves the drift out, so rerun with \
+--runs 3 or more before trusting it. One rule gives every verdict and the gate: a change is \
+'faster' or 'slower' when its interval excludes no change (p < 0.05) and it is at least the noise \
+floor (--noise); otherwise 'no significant change'. --fail-on-regression PCT fails only a row whose \
+verdict is 'slower' by more than PCT. Rows of interrupted runs are marked [partial]; file names are \
+shown where a benchmark has more than one file. Exit codes: 0 ok, 2 bad usage, 6 a regression \
+beyond --fail-on-regression.";
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
@@ -57,28 +59,33 @@ fn percent(text: &str) -> std::result::Result<f64, String> {
     Ok(value)
 }
 
-/// A measured run and where it came from.
+/// A configuration's runs in one file (one, or one per `--runs` repetition),
+/// and where they came from.
 struct Entry {
     file: PathBuf,
     benchmark: String,
     param: Option<String>,
-    /// The file or the run was interrupted.
+    /// The file or one of the runs was interrupted.
     partial: bool,
-    run: RunRecord,
+    runs: Vec<RunRecord>,
     option_set: BTreeMap<String, String>,
 }
 
 impl Entry {
+    fn sweep_value(&self) -> Option<u64> {
+        self.runs.first().and_then(|r| r.sweep_value)
+    }
+
     fn key(&self) -> (String, Option<String>, Option<u64>) {
         (
             self.benchmark.clone(),
             self.param.clone(),
-            self.run.sweep_value,
+            self.sweep_value(),
         )
     }
 
     fn label(&self) -> String {
-        match (&self.param, self.run.sweep_value) {
+        match (&self.param, self.sweep_value()) {
             (Some(param), Some(v)) => format!("{} {param}={v}", self.benchmark),
             _ => self.benchmark.clone(),
         }
@@ -91,27 +98,33 @@ impl Entry {
         )
     }
 
-    /// The headline rate of each measured second, as the Reporter ranks the
-    /// benchmark (hits, or all operations); hits for a name the registry no
-    /// longer knows.
-    fn rates(&self) -> Vec<f64> {
+    /// The headline rate of each measured second, run by run, as the
+    /// Reporter ranks the benchmark (hits, or all operations); hits for a name
+    /// the registry no longer knows. Runs that measured nothing are left out.
+    fn rates(&self) -> Vec<Vec<f64>> {
         let reporter = benches::find(&self.benchmark).map(Reporter::new);
-        self.run
-            .samples
+        self.runs
             .iter()
-            .filter(|s| !s.warmup)
-            .map(|s| match &reporter {
-                Some(reporter) => reporter.sample_rate(s),
-                None => s.hits_per_sec(),
+            .map(|run| {
+                run.samples
+                    .iter()
+                    .filter(|s| !s.warmup)
+                    .map(|s| match &reporter {
+                        Some(reporter) => reporter.sample_rate(s),
+                        None => s.hits_per_sec(),
+                    })
+                    .collect::<Vec<f64>>()
             })
+            .filter(|seconds| !seconds.is_empty())
             .collect()
     }
 
     /// Why there is nothing to compare, when there is not.
     fn nothing_measured(&self) -> Option<&'static str> {
-        if self.run.samples.iter().any(|s| !s.warmup) {
+        let runs = &self.runs;
+        if runs.iter().any(|r| r.samples.iter().any(|s| !s.warmup)) {
             None
-        } else if self.run.fixed.is_some() {
+        } else if runs.iter().any(|r| r.fixed.is_some()) {
             Some("is a --repeat run, with no per-second samples")
         } else if self.partial {
             Some("was interrupted before measuring")
@@ -155,49 +168,41 @@ fn load_side(path: &Path) -> Result<Vec<Entry>> {
     for file in files {
         let result = ResultFile::load(&file)?;
         let param = result.sweep.as_ref().map(|s| s.param.clone());
+        // One entry per configuration: a sweep's points, each with all its
+        // repetitions, in the order they first appear.
+        let mut first: Vec<&RunRecord> = Vec::new();
         for run in &result.runs {
+            if !first.iter().any(|f| f.sweep_value == run.sweep_value) {
+                first.push(run);
+            }
+        }
+        for head in first {
+            let runs: Vec<RunRecord> = result
+                .runs
+                .iter()
+                .filter(|r| r.sweep_value == head.sweep_value)
+                .cloned()
+                .collect();
             entries.push(Entry {
                 file: file.clone(),
                 benchmark: result.benchmark.clone(),
                 param: param.clone(),
-                partial: result.partial || run.partial,
-                option_set: option_set(&result, run),
-                run: run.clone(),
+                partial: result.partial || runs.iter().any(|r| r.partial),
+                option_set: option_set(&result, head),
+                runs,
             });
         }
     }
     Ok(entries)
 }
 
-/// The verdict on one pair.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Verdict {
-    pub change_pct: f64,
-    pub p: Option<f64>,
-    pub word: &'static str,
-}
-
-/// Compares two sets of per-second rates.
-pub fn judge(old: &[f64], new: &[f64], noise_pct: f64) -> Verdict {
-    let (o, n) = (mean_sd(old), mean_sd(new));
-    let change_pct = if o.mean > 0.0 {
-        (n.mean - o.mean) / o.mean * 100.0
+/// What one side of a pair shows: mean ± sd of its run means (several
+/// runs), or of its seconds (one run).
+fn side_figures(runs: &[Vec<f64>]) -> MeanSd {
+    if runs.len() >= 2 {
+        mean_sd(&runs.iter().map(|r| mean_sd(r).mean).collect::<Vec<f64>>())
     } else {
-        0.0
-    };
-    let p = welch(old, new).map(|w| w.p);
-    let significant = p.is_some_and(|p| p < ALPHA);
-    let word = if change_pct.abs() < noise_pct || !significant {
-        NO_CHANGE
-    } else if change_pct > 0.0 {
-        "faster"
-    } else {
-        "slower"
-    };
-    Verdict {
-        change_pct,
-        p,
-        word,
+        mean_sd(&runs.iter().flatten().copied().collect::<Vec<f64>>())
     }
 }
 
@@ -211,6 +216,7 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
     let old = load_side(&args.old)?;
     let mut report = Vec::new();
     let mut regressions = Vec::new();
+    let mut single_run = false;
     for new_path in &args.new {
         let new = load_side(new_path)?;
         let pairs = pair_up(&old, &new, args, new_path)?;
@@ -244,25 +250,31 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
                 report.push(lines::nothing_to_compare(&label, side, why));
                 continue;
             }
-            let (old_rates, new_rates) = (o.rates(), n.rates());
-            let v = judge(&old_rates, &new_rates, args.noise);
+            let (old_runs, new_runs) = (o.rates(), n.rates());
+            let change = stats::compare_runs(&old_runs, &new_runs);
+            let verdict = change.map(|c| Verdict::of(&c, args.noise));
+            single_run |= change.is_some_and(|c| c.basis == Basis::Seconds);
             report.push(lines::row(&Row {
                 label: &label,
-                old: mean_sd(&old_rates),
-                new: mean_sd(&new_rates),
-                change_pct: v.change_pct,
-                word: v.word,
-                p: v.p,
+                old: side_figures(&old_runs),
+                new: side_figures(&new_runs),
+                runs: (old_runs.len(), new_runs.len()),
+                change,
+                verdict,
                 partial,
             }));
-            if let Some(limit) = args.fail_on_regression {
-                // The gate is its own floor: significant and slower than
-                // allowed, whatever --noise says.
-                if v.p.is_some_and(|p| p < ALPHA) && -v.change_pct > limit {
-                    regressions.push(lines::regression(&label, -v.change_pct, v.p));
+            // One rule: the gate fails only what the verdict calls slower.
+            if let (Some(limit), Some(change), Some(verdict)) =
+                (args.fail_on_regression, change, verdict)
+            {
+                if verdict.fails_gate(&change, limit) {
+                    regressions.push(lines::regression(&label, &change));
                 }
             }
         }
+    }
+    if single_run {
+        report.push(lines::single_run_note());
     }
     let regression = (!regressions.is_empty()).then(|| {
         Error::Regression(format!(
@@ -345,39 +357,11 @@ fn pair_up<'a>(
 mod tests {
     use super::*;
 
-    /// Per-second rates around `mean` with a 0.3% spread.
-    fn rates(mean: f64) -> Vec<f64> {
-        [0.997, 1.002, 1.0, 0.999, 1.003, 0.998, 1.001, 1.0]
-            .iter()
-            .map(|f| f * mean)
-            .collect()
-    }
-
     #[test]
-    fn a_20_percent_drop_is_a_significant_slowdown() {
-        let v = judge(&rates(1e6), &rates(0.8e6), 2.0);
-        assert_eq!(v.word, "slower");
-        assert!((v.change_pct + 20.0).abs() < 1e-9);
-        assert!(v.p.unwrap() < 1e-6);
-        assert_eq!(judge(&rates(1e6), &rates(1.2e6), 2.0).word, "faster");
-    }
-
-    #[test]
-    fn half_a_percent_is_noise() {
-        let v = judge(&rates(1e6), &rates(1.005e6), 2.0);
-        assert_eq!(v.word, NO_CHANGE);
-        // Even when significant, a change under the floor is noise.
-        let tight: Vec<f64> = rates(1e6).iter().map(|r| 1e6 + (r - 1e6) / 100.0).collect();
-        let moved: Vec<f64> = tight.iter().map(|r| r * 1.005).collect();
-        let v = judge(&tight, &moved, 2.0);
-        assert!(v.p.unwrap() < ALPHA);
-        assert_eq!(v.word, NO_CHANGE);
-    }
-
-    #[test]
-    fn a_large_but_noisy_change_is_not_called() {
-        let old = [1.0e6, 2.0e6, 0.5e6];
-        let new = [1.5e6, 0.7e6, 2.2e6];
-        assert_eq!(judge(&old, &new, 2.0).word, NO_CHANGE);
+    fn one_run_a_side_shows_its_seconds_several_their_run_means() {
+        let one = vec![vec![1.0, 2.0, 3.0]];
+        assert_eq!(side_figures(&one), mean_sd(&[1.0, 2.0, 3.0]));
+        let three = vec![vec![1.0, 3.0], vec![5.0], vec![8.0, 10.0]];
+        assert_eq!(side_figures(&three), mean_sd(&[2.0, 5.0, 9.0]));
     }
 }

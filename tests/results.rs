@@ -374,7 +374,7 @@ fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
         .find(|l| l.starts_with("trig-uprobe-nop"))
         .unwrap();
     assert!(
-        line.contains("-20.00%") && line.contains("slower (p=0.000)"),
+        line.contains("-20.00 % [") && line.contains("slower (p=0.000, 1 run: drift not captured)"),
         "{line}"
     );
 
@@ -385,7 +385,7 @@ fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
         .find(|l| l.starts_with("trig-uprobe-nop"))
         .unwrap();
     assert!(
-        line.contains("+0.50%") && line.contains("no significant change"),
+        line.contains("+0.50 % [") && line.contains("no significant change"),
         "{line}"
     );
 

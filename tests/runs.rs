@@ -237,3 +237,49 @@ fn runs_refuse_what_they_cannot_combine_with() {
         common::assert_one_clear_line(&out, 2, needle);
     }
 }
+
+#[test]
+fn compare_judges_runs_by_their_means_and_marks_single_runs() {
+    let dir = tempdir("compare-runs");
+    let file = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    for name in ["a.json", "b.json"] {
+        let out = run(&[
+            "-q",
+            "-w0",
+            "-d1",
+            "--runs",
+            "3",
+            "--json",
+            &file(name),
+            "trig-usermode-count",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let out = run(&["compare", &file("a.json"), &file("b.json")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("trig-usermode-count"))
+        .unwrap();
+    // Three runs a side: the run means are the observations.
+    assert!(row.contains(", 3+3 runs)"), "{row}");
+    assert!(row.contains(" % [") && row.contains("]"), "{row}");
+    assert!(!out.stdout.contains("note: "), "{}", out.stdout);
+
+    let one = file("one.json");
+    let out = run(&["-q", "-w0", "-d2", "--json", &one, "trig-usermode-count"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(&["compare", &file("a.json"), &one]);
+    assert!(
+        out.stdout.contains("1 run: drift not captured"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("\nnote: '1 run' rows"),
+        "{}",
+        out.stdout
+    );
+    fs::remove_dir_all(dir).unwrap();
+}

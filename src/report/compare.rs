@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::rate_with_sd;
-use crate::stats::MeanSd;
+use crate::stats::{Basis, Change, MeanSd, Verdict};
 
 /// Which side of a pair was interrupted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,14 +18,12 @@ pub struct Row<'a> {
     pub label: &'a str,
     pub old: MeanSd,
     pub new: MeanSd,
-    pub change_pct: f64,
-    pub word: &'a str,
-    pub p: Option<f64>,
+    /// Runs on each side.
+    pub runs: (usize, usize),
+    /// `None` with fewer than two observations on a side.
+    pub change: Option<Change>,
+    pub verdict: Option<Verdict>,
     pub partial: Option<Side>,
-}
-
-fn p_value(p: Option<f64>) -> String {
-    p.map_or("p n/a".to_string(), |p| format!("p={p:.3}"))
 }
 
 /// `# OLD vs NEW`, before each comparison when there are several.
@@ -35,8 +33,8 @@ pub fn section(old: &Path, new: &Path) -> String {
 
 pub fn header() -> String {
     format!(
-        "{:<32} {:>22} {:>22} {:>9}  verdict",
-        "benchmark", "old", "new", "change"
+        "{:<32} {:>22} {:>22}  {:<28} verdict",
+        "benchmark", "old", "new", "change [95 % CI]"
     )
 }
 
@@ -47,14 +45,24 @@ pub fn row(row: &Row<'_>) -> String {
         Some(Side::New) => " [partial: new]",
         Some(Side::Both) => " [partial: both]",
     };
+    let (change, verdict) = match (&row.change, row.verdict) {
+        (Some(c), Some(v)) => {
+            let basis = match c.basis {
+                Basis::Seconds => "1 run: drift not captured".to_string(),
+                _ => format!("{}+{} runs", row.runs.0, row.runs.1),
+            };
+            (
+                format!("{:+.2} % [{:+.1}, {:+.1}]", c.percent, c.low, c.high),
+                format!("{} (p={:.3}, {basis})", v.words(), c.p),
+            )
+        }
+        _ => ("n/a".to_string(), "too few samples to judge".to_string()),
+    };
     format!(
-        "{:<32} {:>22} {:>22} {:>+8.2}%  {} ({}){partial}",
+        "{:<32} {:>22} {:>22}  {change:<28} {verdict}{partial}",
         row.label,
         rate_with_sd(row.old.mean, row.old.sd),
         rate_with_sd(row.new.mean, row.new.sd),
-        row.change_pct,
-        row.word,
-        p_value(row.p),
     )
 }
 
@@ -63,7 +71,18 @@ pub fn nothing_to_compare(label: &str, side: &str, why: &str) -> String {
     format!("{label:<32} nothing to compare: the {side} run {why}")
 }
 
+/// After a table with single-run rows: what their verdicts leave out.
+pub fn single_run_note() -> String {
+    "note: '1 run' rows compare the seconds of a single run per side; the drift between \
+     runs (as large as the changes sought, on a VM) is not in their interval. Record both \
+     sides with --runs 3 or more."
+        .to_string()
+}
+
 /// One regression, for the exit message of `--fail-on-regression`.
-pub fn regression(label: &str, slower_pct: f64, p: Option<f64>) -> String {
-    format!("{label} is {slower_pct:.1}% slower ({})", p_value(p))
+pub fn regression(label: &str, change: &Change) -> String {
+    format!(
+        "{label} is {:.1}% slower ([{:+.1}, {:+.1}], p={:.3})",
+        -change.percent, change.low, change.high, change.p
+    )
 }
