@@ -779,23 +779,36 @@ impl Drop for MappedRing {
     }
 }
 
+/// A perf buffer sample of ours: 8 bytes of header, the 4-byte raw size and
+/// the 8 bytes of data, padded to 8 bytes.
+const PERF_SAMPLE_BYTES: u64 = 24;
+
 /// The perf event attributes both perf buffer consumers use: BPF output
 /// events, a wake-up every record or, with --rb-sampled, every RATE records.
 fn perf_attr(s: &Settings) -> libbpf_sys::perf_event_attr {
-    let every = if s.sampled { s.rate } else { 1 };
-    libbpf_sys::perf_event_attr {
+    let mut attr = libbpf_sys::perf_event_attr {
         type_: libbpf_sys::PERF_TYPE_SOFTWARE,
         size: std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32,
         config: u64::from(libbpf_sys::PERF_COUNT_SW_BPF_OUTPUT),
-        __bindgen_anon_1: libbpf_sys::perf_event_attr__bindgen_ty_1 {
-            sample_period: every,
-        },
+        __bindgen_anon_1: libbpf_sys::perf_event_attr__bindgen_ty_1 { sample_period: 1 },
         sample_type: u64::from(libbpf_sys::PERF_SAMPLE_RAW),
-        __bindgen_anon_2: libbpf_sys::perf_event_attr__bindgen_ty_2 {
-            wakeup_events: u32::try_from(every).unwrap_or(u32::MAX),
-        },
+        __bindgen_anon_2: libbpf_sys::perf_event_attr__bindgen_ty_2 { wakeup_events: 1 },
         ..Default::default()
+    };
+    if s.sampled {
+        // Sampling by wakeup_events (upstream's way) is not sampling alone:
+        // without a watermark the kernel also wakes the reader whenever half
+        // the buffer has been written, so a fast consumer is woken over and
+        // over whatever the rate. A watermark of RATE samples' bytes wakes it
+        // every RATE records and at no other time, as the ring buffer
+        // variants do by the data waiting (the kernel caps it at the buffer's
+        // size: a rate the buffer cannot hold never wakes). The kernel wakes
+        // once more than the watermark is written, hence one byte less.
+        attr.set_watermark(1);
+        attr.__bindgen_anon_2.wakeup_watermark =
+            u32::try_from(s.rate * PERF_SAMPLE_BYTES - 1).unwrap_or(u32::MAX);
     }
+    attr
 }
 
 /// libbpf's perf buffer through libbpf-sys: libbpf-rs's PerfBufferBuilder
