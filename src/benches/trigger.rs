@@ -397,9 +397,10 @@ fn attach_everywhere(empty: &libbpf_rs::ProgramMut<'_>, retprobe: bool) -> Resul
             // Dropping the links detaches them.
             return Err(Error::setup("interrupted while attaching"));
         }
+        // Progress on stderr only, redrawn in place: not a report line.
         eprint!(
             "\rattaching to kernel functions: {} of {}",
-            (i * ALL_CHUNK + chunk.len()),
+            i * ALL_CHUNK + chunk.len(),
             functions.len()
         );
         let opts = KprobeMultiOpts {
