@@ -478,7 +478,16 @@ fn publish(
                 phase,
                 results.iter().map(|r| r.runs.len()).sum(),
                 plan.benches.iter().map(|b| b.points.len()).sum::<usize>()
-                    * request.repetition.runs.max(1) as usize,
+                    * match request.repetition.precision {
+                        Some(_) => request.repetition.max_runs,
+                        None => request.repetition.runs,
+                    }
+                    .max(1) as usize,
+                if request.repetition.is_repeated() || several {
+                    "run"
+                } else {
+                    "sweep point"
+                },
             ),
             code: interrupt::exit_code(signal),
         }),

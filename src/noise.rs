@@ -1,9 +1,11 @@
 //! What spoils a run's numbers, read from the kernel while it goes: time the
-//! hypervisor stole from the CPUs, other tasks wanting a CPU, the CPU clock
-//! changing under the run. And the facts of the machine a reader needs to
+//! hypervisor stole from the CPUs, tasks waiting for a CPU (the kernel's
+//! pressure stall information), other runnable tasks, the CPU clock changing
+//! under the run. And the facts of the machine a reader needs to
 //! reproduce a number. Reading only: nothing here changes the machine.
 
 use std::fs;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,8 +15,14 @@ use serde::{Deserialize, Serialize};
 pub struct Noise {
     /// CPU time stolen by the hypervisor, in % of all CPU time of the run.
     pub steal_pct: f64,
-    /// Runnable tasks other than the run's own threads, averaged over its
-    /// ticks, and the most seen at one tick.
+    /// The share of the run's time in which some task waited for a CPU
+    /// (/proc/pressure/cpu, `some`): another task competing with the run's
+    /// threads, or more threads than CPUs. `None` without PSI.
+    #[serde(default)]
+    pub cpu_pressure_pct: Option<f64>,
+    /// Runnable tasks other than the run's own threads (`procs_running`),
+    /// averaged over its ticks, and the most seen at one tick. A raw figure:
+    /// on some VMs it counts a task or two that never show as running.
     pub other_runnable_mean: f64,
     pub other_runnable_max: u32,
     /// The spread of the CPUs' current frequency over the run, in % of the
@@ -24,8 +32,9 @@ pub struct Noise {
 
 /// Steal above this share of the CPU time makes a run suspect.
 pub const STEAL_WARN_PCT: f64 = 1.0;
-/// Other runnable tasks above this average compete with the producers.
-pub const RUNNABLE_WARN: f64 = 0.5;
+/// Tasks waiting for a CPU more than this share of the time competed with
+/// the run.
+pub const PRESSURE_WARN_PCT: f64 = 5.0;
 /// A CPU clock that moved more than this changed the speed of the run.
 pub const FREQUENCY_WARN_PCT: f64 = 5.0;
 
@@ -36,8 +45,8 @@ impl Noise {
         if self.steal_pct > STEAL_WARN_PCT {
             crossed.push(NoiseKind::Steal(self.steal_pct));
         }
-        if self.other_runnable_mean > RUNNABLE_WARN {
-            crossed.push(NoiseKind::Runnable(self.other_runnable_mean));
+        if let Some(pressure) = self.cpu_pressure_pct.filter(|&p| p > PRESSURE_WARN_PCT) {
+            crossed.push(NoiseKind::Pressure(pressure));
         }
         if let Some(change) = self
             .frequency_change_pct
@@ -52,7 +61,7 @@ impl Noise {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum NoiseKind {
     Steal(f64),
-    Runnable(f64),
+    Pressure(f64),
     Frequency(f64),
 }
 
@@ -60,6 +69,8 @@ pub enum NoiseKind {
 pub struct NoiseMeter {
     own_threads: u32,
     start: Option<CpuTimes>,
+    started: Instant,
+    pressure_start: Option<u64>,
     runnable: Vec<u32>,
     frequencies: Vec<u64>,
 }
@@ -77,6 +88,8 @@ impl NoiseMeter {
         let mut meter = NoiseMeter {
             own_threads: own_threads as u32 + 1,
             start: cpu_times(),
+            started: Instant::now(),
+            pressure_start: cpu_pressure_us(),
             runnable: Vec::new(),
             frequencies: Vec::new(),
         };
@@ -110,8 +123,16 @@ impl NoiseMeter {
                 }
                 _ => None,
             };
+        let elapsed_us = self.started.elapsed().as_micros() as f64;
+        let cpu_pressure_pct = match (self.pressure_start, cpu_pressure_us()) {
+            (Some(a), Some(b)) if elapsed_us > 0.0 => {
+                Some((b.saturating_sub(a) as f64 / elapsed_us * 100.0).min(100.0))
+            }
+            _ => None,
+        };
         Noise {
             steal_pct,
+            cpu_pressure_pct,
             other_runnable_mean,
             other_runnable_max: self.runnable.iter().copied().max().unwrap_or(0),
             frequency_change_pct,
@@ -137,6 +158,17 @@ fn cpu_times() -> Option<CpuTimes> {
         total: fields.iter().sum(),
         steal: fields[7],
     })
+}
+
+/// The `some` stall total of /proc/pressure/cpu, in microseconds.
+fn cpu_pressure_us() -> Option<u64> {
+    let text = fs::read_to_string("/proc/pressure/cpu").ok()?;
+    text.lines()
+        .find(|l| l.starts_with("some "))?
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
 }
 
 fn procs_running() -> Option<u32> {
@@ -253,6 +285,7 @@ mod tests {
         assert!(quiet.crossed().is_empty());
         let noisy = Noise {
             steal_pct: 4.0,
+            cpu_pressure_pct: Some(30.0),
             other_runnable_mean: 1.5,
             other_runnable_max: 3,
             frequency_change_pct: Some(12.0),
@@ -261,7 +294,7 @@ mod tests {
             noisy.crossed(),
             [
                 NoiseKind::Steal(4.0),
-                NoiseKind::Runnable(1.5),
+                NoiseKind::Pressure(30.0),
                 NoiseKind::Frequency(12.0)
             ]
         );

@@ -175,15 +175,17 @@ pub fn oversubscribed_warning(threads: usize, cpus: usize) -> String {
 
 /// What an interrupted run tells the user, once its report is out: `done`
 /// runs of `points` (sweep points) were recorded, the last stopped in `phase`.
-pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize) -> String {
+/// `unit` names what `done` and `points` count: "sweep point", or "run" when
+/// runs are repeated or interleaved.
+pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize, unit: &str) -> String {
     let by = format!("interrupted by {signal}");
     let point = match points {
         1 => String::new(),
-        n => format!(" (sweep point {} of {n})", done.max(1)),
+        n => format!(" ({unit} {} of {n})", done.max(1)),
     };
     match phase {
         Phase::Between if done == 0 => format!("{by} before the first run: nothing was measured"),
-        Phase::Between => format!("{by} after {done} of {points} sweep points"),
+        Phase::Between => format!("{by} after {done} of {points} {unit}s"),
         Phase::SetUp => format!("{by} during set-up{point}: nothing was measured"),
         Phase::WarmUp | Phase::Measuring { measured: 0, .. } => {
             format!("{by} during warm-up{point}: nothing was measured")
@@ -272,8 +274,8 @@ pub fn noise_warnings(noise: &Noise) -> Vec<String> {
             NoiseKind::Steal(pct) => format!(
                 "warning: the hypervisor stole {pct:.1} % of the CPU time during this run: its numbers are suspect"
             ),
-            NoiseKind::Runnable(mean) => format!(
-                "warning: {mean:.1} other tasks were runnable on average during this run: they competed with it"
+            NoiseKind::Pressure(pct) => format!(
+                "warning: tasks waited for a CPU {pct:.1} % of the time during this run: something competed with it"
             ),
             NoiseKind::Frequency(pct) => format!(
                 "warning: the CPU clock moved by {pct:.1} % during this run: pin the governor (performance)"
