@@ -201,7 +201,14 @@ fn older_kernels_name_what_they_lack_on_debian_6_1() {
             Some(&uprobe_multi)
         } else if ["trig-fmodret", "trig-tp", "trig-rawtp"].contains(&name) {
             Some(&kfunc)
-        } else if ["trig-kprobe-multi", "trig-kretprobe-multi"].contains(&name) {
+        } else if [
+            "trig-kprobe-multi",
+            "trig-kretprobe-multi",
+            "trig-kprobe-multi-all",
+            "trig-kretprobe-multi-all",
+        ]
+        .contains(&name)
+        {
             Some(&fprobe)
         } else {
             None
