@@ -88,6 +88,19 @@ pub struct Summary {
 /// How late a tick may fire before the run is called noisy.
 pub const NOISY_LATE_NS: i64 = 50_000_000;
 
+/// Microseconds per operation from a rate of operations per second: the
+/// inverse of the mean, its sd carried over to first order.
+fn usecs_per_op(total: MeanSd) -> MeanSd {
+    if total.mean > 0.0 {
+        MeanSd {
+            mean: 1e6 / total.mean,
+            sd: 1e6 * total.sd / (total.mean * total.mean),
+        }
+    } else {
+        MeanSd { mean: 0.0, sd: 0.0 }
+    }
+}
+
 /// Summarises the measured samples, leaving the warm-up ones out. `None` when
 /// no measured sample exists (e.g. a run stopped during warm-up).
 pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
@@ -103,14 +116,7 @@ pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
     let per_producer = hits.mean / producers;
     let latency_ns = (per_producer > 0.0).then(|| 1e9 / per_producer);
     let max_late_ns = measured.iter().map(|s| s.late_ns).max().unwrap_or(0);
-    let usecs_per_op = if total.mean > 0.0 {
-        MeanSd {
-            mean: 1e6 / total.mean,
-            sd: 1e6 * total.sd / (total.mean * total.mean),
-        }
-    } else {
-        MeanSd { mean: 0.0, sd: 0.0 }
-    };
+    let usecs_per_op = usecs_per_op(total);
     Some(Summary {
         samples: measured.len(),
         hits,
@@ -136,14 +142,7 @@ pub fn summarize_runs(runs: &[Summary], producers: usize) -> Option<Summary> {
     let drops = over(|s| s.drops.mean);
     let total = over(|s| s.total.mean);
     let per_producer = hits.mean / producers.max(1) as f64;
-    let usecs_per_op = if total.mean > 0.0 {
-        MeanSd {
-            mean: 1e6 / total.mean,
-            sd: 1e6 * total.sd / (total.mean * total.mean),
-        }
-    } else {
-        MeanSd { mean: 0.0, sd: 0.0 }
-    };
+    let usecs_per_op = usecs_per_op(total);
     let max_late_ns = runs.iter().map(|s| s.max_late_ns).max().unwrap_or(0);
     Some(Summary {
         samples: runs.len(),
