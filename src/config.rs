@@ -230,13 +230,6 @@ pub struct Repetition {
 }
 
 impl Repetition {
-    pub const ONCE: Repetition = Repetition {
-        runs: 1,
-        precision: None,
-        max_runs: DEFAULT_MAX_RUNS,
-        max_secs: DEFAULT_MAX_SECS,
-    };
-
     /// Whether results are reported run by run, with run statistics.
     pub fn is_repeated(&self) -> bool {
         self.runs > 1 || self.precision.is_some()

@@ -157,15 +157,6 @@ pub fn summarize_runs(runs: &[Summary], producers: usize) -> Option<Summary> {
     })
 }
 
-/// The measured (non-warm-up) hit rates of `samples`, per second.
-pub fn measured_rates(samples: &[Sample]) -> Vec<f64> {
-    samples
-        .iter()
-        .filter(|s| !s.warmup)
-        .map(Sample::hits_per_sec)
-        .collect()
-}
-
 /// Welch's unequal-variances t-test of two sets of samples.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Welch {
