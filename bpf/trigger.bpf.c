@@ -4,11 +4,31 @@
  * run, so one syscall yields batch_iters triggers and the syscall's own cost
  * is spread over them. Every program is off by default ("?" sections): set-up
  * turns on the one driver and the one counter a benchmark needs, so a program
- * this kernel refuses never blocks another benchmark.
+ * this kernel refuses never blocks another benchmark. `--body` adds work per
+ * hit to the counting programs (body.h).
  */
 #include <linux/bpf.h>
-#include "counters.h"
-#include "stack.h"
+#include <asm/ptrace.h>
+#include <bpf/bpf_helpers.h>
+
+/* ringbuf events of kernel probes carry no address: the probed site is one. */
+static __always_inline unsigned long long body_ip(void *ctx)
+{
+	return 0;
+}
+
+/* read-user: the stack of the thread that triggered, the producer in its
+ * BPF_PROG_TEST_RUN call, found through its saved user registers.
+ */
+static __always_inline const void *body_user(void *ctx)
+{
+	struct pt_regs *regs;
+
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return regs ? (const void *)regs->rsp : 0;
+}
+
+#include "body.h"
 
 /* Set before load; rodata is frozen, so the verifier sees a constant bound. */
 const volatile __u32 batch_iters = 1;
@@ -49,24 +69,21 @@ int drive_kfunc(void *ctx)
 SEC("?tp/bpf_test_run/bpf_trigger_tp")
 int count_tp(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	return 0;
 }
 
 SEC("?raw_tp/bpf_trigger_tp")
 int count_rawtp(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	return 0;
 }
 
 SEC("?fmod_ret/bpf_modify_return_test_tp")
 int count_fmodret(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	/* -EINVAL, as the kernel runner's: the kfunc's body is skipped. */
 	return -22;
 }
@@ -74,48 +91,42 @@ int count_fmodret(void *ctx)
 SEC("?fentry/bpf_get_numa_node_id")
 int count_fentry(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	return 0;
 }
 
 SEC("?fexit/bpf_get_numa_node_id")
 int count_fexit(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	return 0;
 }
 
 SEC("?kprobe/bpf_get_numa_node_id")
 int count_kprobe(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	return 0;
 }
 
 SEC("?kretprobe/bpf_get_numa_node_id")
 int count_kretprobe(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	return 0;
 }
 
 SEC("?kprobe.multi/bpf_get_numa_node_id")
 int count_kprobe_multi(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	return 0;
 }
 
 SEC("?kretprobe.multi/bpf_get_numa_node_id")
 int count_kretprobe_multi(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, 0);
+	count_and_run_body(ctx, 0);
 	return 0;
 }
 

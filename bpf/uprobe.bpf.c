@@ -1,25 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Counting programs for the uprobe trigger family. A uprobe and a uretprobe
  * differ only in how they are attached, so one program serves both; the same
- * holds for the multi-uprobe link.
+ * holds for the multi-uprobe link. `--body` adds work per hit (body.h).
  */
 #include <linux/bpf.h>
-#include "counters.h"
-#include "stack.h"
+#include <asm/ptrace.h>
+
+static __always_inline unsigned long long body_ip(void *ctx)
+{
+	return ((struct pt_regs *)ctx)->rip;
+}
+
+static __always_inline const void *body_user(void *ctx)
+{
+	return (const void *)((struct pt_regs *)ctx)->rsp;
+}
+
+#include "body.h"
 
 SEC("uprobe")
 int count_uprobe(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, BPF_F_USER_STACK);
+	count_and_run_body(ctx, BPF_F_USER_STACK);
 	return 0;
 }
 
 SEC("uprobe.multi")
 int count_uprobe_multi(void *ctx)
 {
-	count_hit();
-	take_stack(ctx, BPF_F_USER_STACK);
+	count_and_run_body(ctx, BPF_F_USER_STACK);
 	return 0;
 }
 

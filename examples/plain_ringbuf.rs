@@ -25,8 +25,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bench::bpf::object_storage;
-use bench::bpf::skel::ringbuf::RingbufSkelBuilder;
+use bench::bpf::skel::ringbuf::{OpenRingbufSkel, RingbufSkelBuilder};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{libbpf_sys, MapCore, MapFlags, MapHandle, MapType, RingBufferBuilder};
 
@@ -85,16 +84,27 @@ fn trigger() {
     unsafe { libc::syscall(libc::SYS_getpgid, 0) };
 }
 
-fn run(b2b: bool, secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
+/// The ring buffer object opened in `object` for this process, its producer
+/// program to be loaded.
+fn open_object(
+    object: &mut std::mem::MaybeUninit<libbpf_rs::OpenObject>,
+) -> Result<OpenRingbufSkel<'_>, String> {
     bench::kernel::ensure_tracefs()?;
     let mut open = RingbufSkelBuilder::default()
-        .open(object_storage())
+        .open(object)
         .map_err(|e| e.to_string())?;
+    let rodata = open.maps.rodata_data.as_deref_mut().ok_or("no .rodata")?;
+    rodata.tgid = std::process::id();
+    open.progs.rb_produce.set_autoload(true);
+    Ok(open)
+}
+
+fn run(b2b: bool, secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
+    let mut object = std::mem::MaybeUninit::uninit();
+    let mut open = open_object(&mut object)?;
     let rodata = open.maps.rodata_data.as_deref_mut().ok_or("no .rodata")?;
     rodata.batch_cnt = batch;
     rodata.nr_rings = 1;
-    rodata.tgid = std::process::id();
-    open.progs.rb_produce.set_autoload(true);
     let skel = open.load().map_err(|e| e.to_string())?;
 
     let opts = libbpf_sys::bpf_map_create_opts {
@@ -187,14 +197,10 @@ fn getppid_ns() -> f64 {
 /// The median ns per getppid() with nothing attached, and the medians of the
 /// per-round extra cost with the classic and with the raw tracepoint.
 fn filter_cost(rounds: usize) -> Result<(f64, f64, f64), String> {
-    bench::kernel::ensure_tracefs()?;
-    let mut open = RingbufSkelBuilder::default()
-        .open(object_storage())
-        .map_err(|e| e.to_string())?;
+    let mut object = std::mem::MaybeUninit::uninit();
+    let mut open = open_object(&mut object)?;
     let rodata = open.maps.rodata_data.as_deref_mut().ok_or("no .rodata")?;
     rodata.syscall_nr = libc::SYS_getpgid as u64;
-    rodata.tgid = std::process::id();
-    open.progs.rb_produce.set_autoload(true);
     open.progs.rawtp_sys_enter.set_autoload(true);
     let skel = open.load().map_err(|e| e.to_string())?;
     pin(0)?;

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use bench::bpf::skel::trigger::TriggerSkelBuilder;
-use bench::bpf::{object_storage, HitCounters};
+use bench::bpf::HitCounters;
 use libbpf_rs::libbpf_sys;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
@@ -44,8 +44,9 @@ fn run(tp: bool, secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
     if tp {
         bench::kernel::ensure_tracefs()?;
     }
+    let mut object = std::mem::MaybeUninit::uninit();
     let mut open = TriggerSkelBuilder::default()
-        .open(object_storage())
+        .open(&mut object)
         .map_err(|e| e.to_string())?;
     open.maps
         .rodata_data

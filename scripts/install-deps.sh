@@ -5,8 +5,9 @@
 # when all is present; needs root (apt-get) otherwise.
 set -euo pipefail
 
-# groff-base: the man page test checks `bench man` with groff.
-packages=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev make groff-base)
+# groff-base: the man page test checks `bench man` with groff; jq: the
+# measurement scripts read results (--json -) with it.
+packages=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev make groff-base jq)
 missing=()
 for pkg in "${packages[@]}"; do
 	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)

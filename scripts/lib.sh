@@ -1,5 +1,7 @@
-# Shared by the run_bench_*.sh scripts: options, running one benchmark, and
-# printing one line (or one Markdown table row) per benchmark.
+# Shared by the scripts, functions only: the run_bench_*.sh scripts' options,
+# running one benchmark and printing one line (or one Markdown table row) per
+# benchmark; the measurement scripts' pairs. The --kernels driver, which
+# re-runs a script per kernel, is scripts/kernels.sh.
 # shellcheck shell=bash
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -63,6 +65,8 @@ parse_common_args() {
 		exit 2
 	fi
 	if [[ -n $KERNELS ]]; then
+		# The driver re-runs this script once per kernel: not library code.
+		source "$root/scripts/kernels.sh"
 		run_on_kernels
 		exit $?
 	fi
@@ -70,90 +74,6 @@ parse_common_args() {
 		printf '#kernel\t%s%s\n' "$(uname -r)" "$([[ ${BENCH_VM:-} == tcg ]] && echo ', TCG: emulated')"
 	fi
 	return 0
-}
-
-# --kernels host,6.1,6.12: runs this script once per kernel (host: here; any
-# other: in a VM of scripts/run_in_vm.sh, one boot for the whole list) and
-# prints one column per kernel. A script without one-line rows (the
-# breakpoint tables) prints each kernel's output in turn instead. With
-# --json DIR each kernel's results go to DIR/<kernel>/.
-run_on_kernels() {
-	local kernel outputs=() out rc status=0 args
-	IFS=, read -r -a kernels <<<"$KERNELS"
-	prepare_bench
-	for kernel in "${kernels[@]}"; do
-		args=("${ARGS[@]}")
-		[[ -n $JSON_DIR ]] && args+=(--json "$JSON_DIR/$kernel")
-		out=$(mktemp)
-		outputs+=("$out")
-		echo "$(basename "$0"): kernel $kernel..." >&2
-		set +e
-		if [[ $kernel == host ]]; then
-			BENCH_KERNEL_ROWS=1 "$0" "${args[@]}" >"$out"
-		else
-			"$root/scripts/run_in_vm.sh" --kernel "$kernel" --exec -- \
-				env BENCH_KERNEL_ROWS=1 ${PROD_CNT:+PROD_CNT=$PROD_CNT} "$0" "${args[@]}" >"$out"
-		fi
-		rc=$?
-		set -e
-		case $rc in
-		0) ;;
-		130 | 143) rm -f "${outputs[@]}"; exit "$rc" ;;
-		*)
-			echo "$(basename "$0"): kernel $kernel: exit code $rc" >&2
-			status=1
-			;;
-		esac
-	done
-	if grep -v '^#kernel' "${outputs[0]}" | grep -q $'\t'; then
-		kernel_columns "${kernels[@]}" -- "${outputs[@]}"
-	else
-		for out in "${outputs[@]}"; do
-			printf '== %s (%s)\n' "${kernels[0]}" "$(sed -n 's/^#kernel\t//p' "$out")"
-			kernels=("${kernels[@]:1}")
-			grep -v '^#kernel' "$out" || true
-		done
-	fi
-	rm -f "${outputs[@]}"
-	return "$status"
-}
-
-# kernel_columns KERNEL... -- FILE...: joins the rows of each kernel's run by
-# label, one column per kernel, in the order the labels first appear.
-kernel_columns() {
-	local names=()
-	while [[ $1 != -- ]]; do names+=("$1"); shift; done
-	shift
-	awk -F'\t' -v markdown="$MARKDOWN" -v names="$(IFS=,; echo "${names[*]}")" '
-		FNR == 1 { k++ }
-		$1 == "#kernel" { head[k] = $2; next }
-		NF >= 2 {
-			if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
-			cell[$1, k] = $2
-		}
-		END {
-			split(names, name, ",")
-			t[0, 0] = "benchmark"
-			for (j = 1; j <= k; j++) t[0, j] = name[j] (head[j] == "" ? "" : " (" head[j] ")")
-			for (i = 1; i <= n; i++) {
-				t[i, 0] = order[i]
-				for (j = 1; j <= k; j++) t[i, j] = ((order[i], j) in cell) ? cell[order[i], j] : "-"
-			}
-			for (i = 0; i <= n; i++)
-				for (j = 0; j <= k; j++)
-					if (length(t[i, j]) > w[j]) w[j] = length(t[i, j])
-			for (i = 0; i <= n; i++) {
-				if (markdown) {
-					printf "|"
-					for (j = 0; j <= k; j++) printf " %s |", t[i, j]
-					print ""
-					if (i == 0) { printf "|"; for (j = 0; j <= k; j++) printf "---|"; print "" }
-				} else {
-					for (j = 0; j < k; j++) printf "%-*s  ", w[j], t[i, j]
-					print t[i, k]
-				}
-			}
-		}' "$@"
 }
 
 # interleaved_table [bench options...] -- NAME...
@@ -190,12 +110,13 @@ interleaved_table() {
 		130 | 143) exit "$rc" ;;
 		*) failures=$((failures + 1)) ;;
 		esac
-		if ((${#supported[@]} == 1)); then
-			# One benchmark has no table: its runs line and Summary.
+		if ((MARKDOWN)); then
+			# bench ends with the table, of one benchmark too.
+			grep '^|' <<<"$out" || true
+		elif ((${#supported[@]} == 1)); then
+			# One benchmark: its runs line and Summary.
 			printf '%s:\n' "${supported[0]}"
 			tail -n2 <<<"$out"
-		elif ((MARKDOWN)); then
-			grep '^|' <<<"$out" || true
 		else
 			sed -n '/^Interleaved:/,$p' <<<"$out"
 		fi
@@ -208,6 +129,13 @@ interleaved_table() {
 # Builds (if needed) before the first measurement, not during it.
 prepare_bench() {
 	"$BENCH" --list >/dev/null
+}
+
+# plain_example NAME: builds examples/NAME.rs, a bare loop a measurement script
+# holds bench against, and prints the path of its binary.
+plain_example() {
+	cargo build --release --quiet --example "$1"
+	echo "$root/target/release/examples/$1"
 }
 
 # bench_run NAME [bench options...]
@@ -288,10 +216,63 @@ bench_line() {
 	fi
 }
 
-# For the measurement scripts: the mean of a Summary line read on stdin, and
-# the median of numbers one per line.
-summary_mean() { tail -n1 | cut -d'(' -f1 | cut -d' ' -f3- | awk '{print $1}'; }
+# The median of numbers one per line.
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+# bench_json BIN [bench options...] NAME: runs bench with its result on
+# stdout (--json -); the text report, which then goes to stderr, is shown
+# only when bench fails.
+bench_json() {
+	local err out
+	err=$(mktemp)
+	if ! out=$("$@" --json - 2>"$err"); then
+		cat "$err" >&2
+		rm -f "$err"
+		return 1
+	fi
+	rm -f "$err"
+	printf '%s\n' "$out"
+}
+
+# json_mean BIN [bench options...] NAME: the mean rate of a timed run's
+# Summary line, in millions per second, read from its result.
+json_mean() {
+	bench_json "$@" | jq -r '.runs[-1].summary.hits.mean / 1e6' | awk '{printf "%.6g\n", $1}'
+}
+
+# pairs LABEL COMMAND_A COMMAND_B: PAIRS (default 5) pairs of runs, each
+# command (a string, evaluated) printing one number. Which side goes first
+# alternates pair by pair: the first of two back-to-back runs tends to be the
+# faster on these machines. Each pair is shown on stderr; sets PAIR_A and
+# PAIR_B to each side's median and PAIR_RATIO to the median of the per-pair
+# ratios A / B. The measurement scripts all compare through it.
+pairs() {
+	# Prefixed locals: the commands are evaluated here and must see the
+	# caller's variables, not these.
+	local _label=$1 _side_a=$2 _side_b=$3 _i _a _b _as=() _bs=() _ratios=()
+	for ((_i = 0; _i < ${PAIRS:-5}; _i++)); do
+		if ((_i % 2)); then
+			_b=$(eval "$_side_b")
+			_a=$(eval "$_side_a")
+		else
+			_a=$(eval "$_side_a")
+			_b=$(eval "$_side_b")
+		fi
+		_as+=("$_a") _bs+=("$_b")
+		_ratios+=("$(awk -v a="$_a" -v b="$_b" 'BEGIN {printf "%.4f", a / b}')")
+		printf '  %-40s pair %d: %12s vs %12s  ratio %s\n' "$_label" "$_i" "$_a" "$_b" "${_ratios[-1]}" >&2
+	done
+	PAIR_A=$(printf '%s\n' "${_as[@]}" | median)
+	PAIR_B=$(printf '%s\n' "${_bs[@]}" | median)
+	PAIR_RATIO=$(printf '%s\n' "${_ratios[@]}" | median)
+}
+
+# pairs_line LABEL COMMAND_A COMMAND_B: pairs, then "LABEL median ratio R
+# over N pairs" (A / B) on stdout.
+pairs_line() {
+	pairs "$@"
+	printf '%-42s median ratio %s over %d pairs\n' "$1" "$PAIR_RATIO" "${PAIRS:-5}"
+}
 
 # Exits non-zero when a benchmark failed (unsupported ones are not failures).
 finish() {

@@ -5,24 +5,24 @@
 #   PAIRS=7 scripts/perf_compare.sh
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
-pairs=${PAIRS:-7}
+PAIRS=${PAIRS:-7}
 command -v perf >/dev/null || { echo "perf_compare: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
 prepare_bench
 
-# awk reads to the end: leaving early would close the pipe under the writer.
-usecs() { "$@" 2>/dev/null | awk '$2 == "usecs/op" && !found {print $1; found = 1}'; }
+# bench's usecs/op of a fixed run, from its result: elapsed time over the
+# operations of all producers.
+bench_usecs() {
+	bench_json "$BENCH" -q "$@" | jq -r '.runs[-1].fixed | .elapsed_ns / 1000 / .ops'
+}
+# perf's, from its text (it has no other form). awk reads to the end: leaving
+# early would close the pipe under the writer.
+perf_usecs() { perf bench "$@" 2>/dev/null | awk '$2 == "usecs/op" && !found {print $1; found = 1}'; }
 
-compare() { # label, bench arguments, perf arguments
-	local label=$1 ours theirs ratios=() a b
+compare() { # label, bench arguments, perf arguments: bench / perf
+	local ours theirs
 	read -ra ours <<<"$2"
 	read -ra theirs <<<"$3"
-	for ((i = 0; i < pairs; i++)); do
-		a=$(usecs "$root/bench" "${ours[@]}")
-		b=$(usecs perf bench "${theirs[@]}")
-		ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.4f", a / b}')")
-		printf '  %-28s pair %d: bench %12s  perf %12s usecs/op  ratio %s\n' "$label" "$i" "$a" "$b" "${ratios[-1]}" >&2
-	done
-	printf '%-30s median ratio %s over %d pairs\n' "$label" "$(printf '%s\n' "${ratios[@]}" | median)" "$pairs"
+	pairs_line "$1" 'bench_usecs "${ours[@]}"' 'perf_usecs "${theirs[@]}"'
 }
 
 cpus=$(nproc)

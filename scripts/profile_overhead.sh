@@ -16,27 +16,10 @@
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 cd "$root"
-pairs=${PAIRS:-5}
 secs=${SECS:-5}
 freq=${FREQ:-999}
 
 prepare_bench
-
-compare() { # label, command A (prints M/s), command B (prints M/s): A / B
-	local label=$1 a=$2 b=$3 ratios=() ra rb
-	for ((i = 0; i < pairs; i++)); do
-		if ((i % 2 == 0)); then
-			ra=$(eval "$a")
-			rb=$(eval "$b")
-		else
-			rb=$(eval "$b")
-			ra=$(eval "$a")
-		fi
-		ratios+=("$(awk -v a="$ra" -v b="$rb" 'BEGIN {printf "%.4f", a / b}')")
-		printf '  %-40s pair %d: %8s vs %8s M/s  ratio %s\n' "$label" "$i" "$ra" "$rb" "${ratios[-1]}" >&2
-	done
-	printf '%-42s median ratio %s over %d pairs\n' "$label" "$(printf '%s\n' "${ratios[@]}" | median)" "$pairs"
-}
 
 # cpu_rate BIN N BENCH: millions of operations per second of the process's
 # CPU time, for a fixed-work run of N operations.
@@ -54,12 +37,12 @@ if [[ -n ${OLD:-} ]]; then
 			trig-syscall-count) n=10000000 ;;
 			*) n=2000000 ;;
 			esac
-			compare "$bench: frame pointers / none (CPU time)" \
+			pairs_line "$bench: frame pointers / none (CPU time)" \
 				"cpu_rate \"$BENCH\" $n $bench" "cpu_rate \"$OLD\" $n $bench"
 		else
-			compare "$bench: frame pointers / none" \
-				"\"$BENCH\" -q -w1 -d$secs $bench | summary_mean" \
-				"\"$OLD\" -q -w1 -d$secs $bench | summary_mean"
+			pairs_line "$bench: frame pointers / none" \
+				"json_mean \"$BENCH\" -q -w1 -d$secs $bench" \
+				"json_mean \"$OLD\" -q -w1 -d$secs $bench"
 		fi
 	done
 fi
@@ -70,7 +53,7 @@ fi
 cpu_timed_rate() {
 	local stat mean msec
 	stat=$(mktemp)
-	mean=$(perf stat -x, -e task-clock -o "$stat" -- "$1" -q -w0 -d"$secs" --profile --profile-freq "$2" "$3" | summary_mean)
+	mean=$(json_mean perf stat -x, -e task-clock -o "$stat" -- "$1" -q -w0 -d"$secs" --profile --profile-freq "$2" "$3")
 	msec=$(awk -F, '/task-clock/ {print $1}' "$stat")
 	rm -f "$stat"
 	awk -v m="$mean" -v s="$secs" -v ms="$msec" 'BEGIN {printf "%.3f", m * s / (ms / 1000)}'
@@ -78,11 +61,11 @@ cpu_timed_rate() {
 
 for bench in trig-uprobe-nop trig-syscall-count trig-usermode-count; do
 	if [[ -n ${CPU_TIME:-} ]]; then
-		compare "$bench: --profile-freq $freq / 1 (CPU time)" \
+		pairs_line "$bench: --profile-freq $freq / 1 (CPU time)" \
 			"cpu_timed_rate \"$BENCH\" $freq $bench" "cpu_timed_rate \"$BENCH\" 1 $bench"
 		continue
 	fi
-	compare "$bench: --profile-freq $freq / unprofiled" \
-		"\"$BENCH\" -q -w1 -d$secs --profile --profile-freq $freq $bench | summary_mean" \
-		"\"$BENCH\" -q -w1 -d$secs $bench | summary_mean"
+	pairs_line "$bench: --profile-freq $freq / unprofiled" \
+		"json_mean \"$BENCH\" -q -w1 -d$secs --profile --profile-freq $freq $bench" \
+		"json_mean \"$BENCH\" -q -w1 -d$secs $bench"
 done

@@ -9,26 +9,19 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 cd "$root"
 source scripts/cargo-env.sh
-pairs=${PAIRS:-7}
+PAIRS=${PAIRS:-7}
 secs=${SECS:-5}
 read -r -a modes <<<"${MODES:-default b2b}"
 
 
 prepare_bench
-cargo build --release --quiet --example plain_ringbuf
-plain=$root/target/release/examples/plain_ringbuf
+plain=$(plain_example plain_ringbuf)
 
 for mode in "${modes[@]}"; do
 	flag=()
 	[[ $mode == b2b ]] && flag=(--rb-b2b)
-	ratios=()
-	for ((i = 0; i < pairs; i++)); do
-		a=$("$root/bench" -q -w1 -d"$secs" -c1 -a "${flag[@]}" rb-libbpf | summary_mean)
-		b=$("$plain" ${flag:+--b2b} "$secs" 1 500)
-		ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.4f", a / b}')")
-		printf '  %s pair %d: rb-libbpf %8s vs plain %8s M/s  ratio %s\n' "$mode" "$i" "$a" "$b" "${ratios[-1]}" >&2
-	done
-	printf 'rb-libbpf (%s) / plain libbpf-rs loop: median ratio %s over %d pairs\n' \
-		"$mode" "$(printf '%s\n' "${ratios[@]}" | median)" "$pairs"
+	pairs_line "rb-libbpf ($mode) / plain libbpf-rs loop" \
+		'json_mean "$BENCH" -q -w1 -d"$secs" -c1 -a "${flag[@]}" rb-libbpf' \
+		'"$plain" ${flag:+--b2b} "$secs" 1 500'
 done
 printf 'getppid() with nothing attached, and the extra cost of each trigger: %s\n' "$("$plain" filter 41)"

@@ -6,9 +6,12 @@
 # batch; 2xCPUs passive, CPUs-1 active). Paste the output into a commit message.
 # --markdown prints Markdown tables; --json DIR keeps each run's result in DIR.
 # --kernels host,6.1,6.12 prints the tables of each kernel in turn (VMs of run_in_vm.sh).
+# --runs N (or RUNS=N): each row is the mean of N independent runs, ± the
+# between-run sd. It takes no other argument.
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 parse_common_args "$@"
+((${#ARGS[@]} == 0)) || { echo "$(basename "$0"): unexpected argument ${ARGS[0]} (it runs its two tables, and takes only --markdown, --json, --kernels and --runs)" >&2; exit 2; }
 
 cpus=$(nproc)
 parallelism=$((cpus / 2 > 0 ? cpus / 2 : 1))
@@ -16,6 +19,7 @@ threads=20
 passive=$((2 * cpus))
 active=$((cpus - 1 > 0 ? cpus - 1 : 1))
 timing=(-w1 -d5)
+((RUNS > 1)) && timing+=(--runs "$RUNS")
 
 # measure FILE-NAME BENCHMARK [options...]: sets USECS to usecs/op "mean ± sd"
 # of one run, or to why there is none.

@@ -23,6 +23,8 @@
 #   --timeout SEC          stop the guest after SEC seconds (exit 124)
 #   --exec                 the words after -- are a command (a script of the
 #                          repository, say) rather than bench's arguments
+#   --verbose              show the guest kernel's console on stderr (its
+#                          messages: an oops or a panic that ends the guest)
 #
 # Inside the guest BENCH_VM is kvm or tcg; bench records it in the results'
 # context and marks every summary of a TCG run as emulated: emulated times
@@ -39,7 +41,7 @@ root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 cache=${BENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bench-vm}
 virtme_ng_version=1.42
 
-kernel= accel=auto cpus= memory=2G timeout= exec_mode=0
+kernel= accel=auto cpus= memory=2G timeout= exec_mode=0 verbose=0
 die() {
 	echo "run_in_vm: $1" >&2
 	exit "${2:-1}"
@@ -55,6 +57,7 @@ while (($#)); do
 	--memory) need_value "$@"; memory=$2; shift ;;
 	--timeout) need_value "$@"; timeout=$2; shift ;;
 	--exec) exec_mode=1 ;;
+	--verbose) verbose=1 ;;
 	--) shift; break ;;
 	-h | --help)
 		sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
@@ -68,6 +71,19 @@ done
 [[ $accel == auto || $accel == kvm || $accel == tcg ]] || die "--accel takes auto, kvm or tcg" 2
 [[ -z $timeout || $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout takes whole seconds" 2
 [[ -z $cpus || $cpus =~ ^[1-9][0-9]*$ ]] || die "--cpus takes a count" 2
+[[ $memory =~ ^[1-9][0-9]*[KMGT]?$ ]] || die "--memory takes a size such as 2G or 512M, got '$memory'" 2
+# A path must be a kernel: a bzImage (its setup header says HdrS at 0x202) or
+# a built tree; anything else is a version, checked against apt below.
+if [[ -e $kernel ]]; then
+	if [[ -d $kernel ]]; then
+		[[ -f $kernel/arch/x86/boot/bzImage ]] ||
+			die "--kernel $kernel is a directory but not a built kernel tree (no arch/x86/boot/bzImage)" 2
+	elif [[ ! -r $kernel ]]; then
+		die "--kernel $kernel cannot be read" 2
+	elif [[ $(dd if="$kernel" bs=1 skip=514 count=4 2>/dev/null) != HdrS ]]; then
+		die "--kernel $kernel is not a kernel image (no x86 boot header)" 2
+	fi
+fi
 (($#)) || die "nothing to run: give bench's arguments after --" 2
 ((EUID == 0)) || die "run it as root (sudo): it installs packages and boots a VM whose bench loads BPF" 3
 
@@ -95,17 +111,19 @@ install_packages() {
 	fi
 }
 
-install_packages qemu-system-x86 busybox-static kmod udev python3-venv
-venv=$cache/venv-virtme-ng-$virtme_ng_version
-if [[ ! -x $venv/bin/vng ]]; then
-	log "installing virtme-ng $virtme_ng_version into $venv"
-	rm -rf "$venv"
-	python3 -m venv "$venv" || die "cannot create a Python virtual environment in $venv"
-	"$venv/bin/pip" install -q --disable-pip-version-check "virtme-ng==$virtme_ng_version" >&2 ||
-		{ rm -rf "$venv"; die "pip could not install virtme-ng $virtme_ng_version"; }
-fi
-# vng runs virtme-run by name.
-export PATH=$venv/bin:$PATH
+install_virtme_ng() {
+	install_packages qemu-system-x86 busybox-static kmod udev python3-venv
+	venv=$cache/venv-virtme-ng-$virtme_ng_version
+	if [[ ! -x $venv/bin/vng ]]; then
+		log "installing virtme-ng $virtme_ng_version into $venv"
+		rm -rf "$venv"
+		python3 -m venv "$venv" || die "cannot create a Python virtual environment in $venv"
+		"$venv/bin/pip" install -q --disable-pip-version-check "virtme-ng==$virtme_ng_version" >&2 ||
+			{ rm -rf "$venv"; die "pip could not install virtme-ng $virtme_ng_version"; }
+	fi
+	# vng runs virtme-run by name.
+	export PATH=$venv/bin:$PATH
+}
 
 # The newest Debian package for a version: 6.1 -> linux-image-6.1.0-N-amd64-unsigned,
 # 6.12 -> linux-image-6.12.N+debM-amd64-unsigned; an exact release names its own.
@@ -160,7 +178,9 @@ resolve_kernel() {
 	[[ -n $KIMG ]] || die "$pkg holds no boot/vmlinuz-*"
 	KCONFIG=$(ls "$dir"/boot/config-* 2>/dev/null | head -n1)
 }
+# The kernel first: a mistyped version is refused (2) before any set-up.
 resolve_kernel
+install_virtme_ng
 
 vng_args=(--run "$KIMG" --user root --cwd "$PWD" --rwdir "$PWD" --memory "$memory")
 [[ -n $cpus ]] && vng_args+=(--cpus "$cpus")
@@ -202,6 +222,7 @@ auto) if kvm_works; then accel=kvm; else accel=tcg; fi ;;
 kvm) [[ -w /dev/kvm ]] || die "--accel kvm: /dev/kvm is missing or not writable" ;;
 esac
 [[ $accel == tcg ]] && vng_args+=(--disable-kvm)
+((verbose)) && vng_args+=(--verbose)
 
 # Set-up done: let another run set up while this one boots.
 flock -u 9

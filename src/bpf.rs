@@ -2,8 +2,10 @@
 //! log, privileges, errno classification, and reading the BPF hit counters.
 
 use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
+use libbpf_rs::skel::SkelBuilder;
 use libbpf_rs::{OpenObject, PrintLevel};
 
 use crate::error::{Error, Result};
@@ -319,11 +321,96 @@ fn describe(err: &libbpf_rs::Error) -> String {
     }
 }
 
-/// Storage for a skeleton's object. Set-up leaks one small allocation per
-/// benchmark run so that the loaded skeleton can live in a `'static` workload;
-/// the BPF object itself is still closed when the skeleton is dropped.
-pub fn object_storage() -> &'static mut MaybeUninit<OpenObject> {
-    Box::leak(Box::new(MaybeUninit::uninit()))
+/// An open skeleton's read-only data (`open.maps.rodata_data`), to set
+/// before load; `what` names the object when it has none.
+pub fn rodata<'a, T>(data: Option<&'a mut T>, what: &str) -> Result<&'a mut T> {
+    data.ok_or_else(|| Error::setup(format!("{what} has no .rodata")))
+}
+
+/// The storage of one skeleton's BPF object. A skeleton borrows it for as
+/// long as it lives, and a workload is `'static`, so the borrow is `'static`
+/// and the storage must outlive the skeleton: [`Owned`] keeps the two
+/// together and frees the storage after the skeleton (which closes the
+/// object in it) — nothing is left behind per run.
+pub struct ObjectStorage(NonNull<MaybeUninit<OpenObject>>);
+
+// SAFETY: plain memory that only the skeleton opened in it reads and writes;
+// this value itself only frees it.
+unsafe impl Send for ObjectStorage {}
+unsafe impl Sync for ObjectStorage {}
+
+impl ObjectStorage {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> ObjectStorage {
+        ObjectStorage(NonNull::from(Box::leak(Box::new(MaybeUninit::uninit()))))
+    }
+
+    /// Where to open a skeleton.
+    ///
+    /// # Safety
+    /// Call it once, and drop whatever borrows the result before this value:
+    /// put the loaded skeleton in an [`Owned`] with this storage, and let an
+    /// open skeleton that fails to load drop before it (declare the storage
+    /// first).
+    pub unsafe fn object(&mut self) -> &'static mut MaybeUninit<OpenObject> {
+        // SAFETY: the allocation lives until `drop`, and the caller keeps
+        // every borrow shorter than that.
+        unsafe { &mut *self.0.as_ptr() }
+    }
+
+    /// Opens skeleton `B`'s object here; `what` names the object in an error.
+    ///
+    /// # Safety
+    /// As [`ObjectStorage::object`].
+    pub unsafe fn open<B>(&mut self, what: &str) -> Result<B::Output>
+    where
+        B: SkelBuilder<'static> + Default,
+    {
+        // SAFETY: the caller's, as `object`'s.
+        B::default()
+            .open(unsafe { self.object() })
+            .map_err(|e| load_error(what, &e))
+    }
+}
+
+impl Drop for ObjectStorage {
+    fn drop(&mut self) {
+        // SAFETY: allocated by Box in `new`, freed once; the skeleton that
+        // used it (and dropped the object in it) is gone, per `object`'s
+        // contract.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
+
+/// A loaded skeleton and the storage of its object, dropped in that order
+/// (the fields' order).
+pub struct Owned<S> {
+    skel: S,
+    _storage: ObjectStorage,
+}
+
+impl<S> Owned<S> {
+    /// `skel` must have been opened in `storage` (see
+    /// [`ObjectStorage::object`]).
+    pub fn new(skel: S, storage: ObjectStorage) -> Owned<S> {
+        Owned {
+            skel,
+            _storage: storage,
+        }
+    }
+}
+
+impl<S> std::ops::Deref for Owned<S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        &self.skel
+    }
+}
+
+impl<S> std::ops::DerefMut for Owned<S> {
+    fn deref_mut(&mut self) -> &mut S {
+        &mut self.skel
+    }
 }
 
 /// The per-CPU hit slots of `bpf/counters.h`, read through the mmapped .bss.

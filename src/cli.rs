@@ -9,19 +9,25 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{
-    Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+    Arg, ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
 };
 
-use crate::benches::{self, Benchmark};
+use crate::benches::{self, body, Benchmark, ProducersAlias};
+use crate::calibrate::CalibrateArgs;
 use crate::compare::CompareArgs;
+use crate::config::{
+    BenchOption, NumberOption, OptionValue, ProfileRequest, DEFAULT_PROFILE_FREQ_HZ,
+    MAX_PROFILE_FREQ_HZ,
+};
 use crate::config::{
     BenchRequest, OutputTarget, Outputs, Repetition, RunConfig, RunRequest, SweepParam, SweepSpec,
     DEFAULT_DURATION_SECS, DEFAULT_MAX_RUNS, DEFAULT_MAX_SECS, DEFAULT_PRODUCERS,
     DEFAULT_WARMUP_SECS, MAX_RUNS, MAX_SECONDS, MAX_THREADS,
 };
-use crate::config::{ProfileRequest, DEFAULT_PROFILE_FREQ_HZ, MAX_PROFILE_FREQ_HZ};
+use crate::config::{Body, DEFAULT_READ_BYTES, MAX_READ_BYTES};
 use crate::error::{Error, Result};
-use crate::report::output;
+use crate::probe::{self, ProbeOptions};
+use crate::report::{export, output};
 use crate::runner::affinity::{parse_cpu_list, Affinity};
 use crate::sweep::{self, SweepRequest};
 
@@ -57,16 +63,46 @@ struct Cli {
     benches: Vec<String>,
 
     /// List the benchmarks with a one-line description each.
-    #[arg(short = 'l', long, conflicts_with_all = RUN_ONLY,
-          conflicts_with_all = ["benches", "probe", "json"])]
+    #[arg(short = 'l', long, conflicts_with_all = ["benches", "probe", PROBE_OUTPUT])]
     list: bool,
 
     /// Try benchmarks (load, attach, detach) and say which this kernel can
     /// run; with --json, write the outcomes as JSON. Exits 0 unless the tool
     /// itself failed.
-    #[arg(long, conflicts_with_all = RUN_ONLY)]
+    #[arg(long)]
     probe: bool,
 
+    /// Print only the results, not the set-up chatter.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+
+    /// Let libbpf's debug log through to stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+
+    /// What the counting BPF program does per hit besides counting: count,
+    /// ktime, hash, ringbuf (drained by -c N consumers), read-user, stack,
+    /// printk. Any body but count runs count beside it, interleaved, and
+    /// ends with the body's cost per hit; `--list` marks the benchmarks that
+    /// take it [--body]. Not a run option only: --probe takes it too.
+    #[arg(long, value_name = "KIND", value_parser = BodyKinds)]
+    body: Option<Body>,
+
+    /// Everything that configures a run: `--list` and `--probe` refuse it
+    /// all (the group of this struct), so that the list cannot drift.
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The output format `--probe` takes, for its outcomes.
+const PROBE_OUTPUT: &str = "json";
+
+/// The options of a run. Each is in the group [`RUN_OPTIONS`], which
+/// `--list` and `--probe` conflict with: a new run option is refused there
+/// by being declared here, with nothing to keep in step.
+#[derive(Args, Debug)]
+#[group(id = RUN_OPTIONS, multiple = true)]
+struct RunArgs {
     /// Warm-up seconds, run but left out of the summary.
     #[arg(short = 'w', long, value_name = "SEC", default_value_t = u64::from(DEFAULT_WARMUP_SECS),
           allow_hyphen_values = true, value_parser = seconds(0))]
@@ -125,12 +161,22 @@ struct Cli {
           conflicts_with = "runs")]
     precision: Option<f64>,
 
-    /// The most runs --precision may take.
+    /// With several benchmarks: add interleaved rounds until each one's
+    /// change from the first is decided, different (its interval excludes no
+    /// change) or equivalent (its interval lies within ±PCT %), judged at a
+    /// level adjusted for the repeated looks (Bonferroni), or --max-runs or
+    /// --max-time is reached.
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true, value_parser = percentage,
+          conflicts_with_all = ["runs", "precision"])]
+    until_decided: Option<f64>,
+
+    /// The most runs --precision or --until-decided may take.
     #[arg(long, value_name = "N", default_value_t = u64::from(DEFAULT_MAX_RUNS),
           allow_hyphen_values = true, value_parser = count(2, MAX_RUNS))]
     max_runs: u64,
 
-    /// The time --precision may take, in seconds (no new run starts after it).
+    /// The time --precision or --until-decided may take, in seconds (no new
+    /// run starts after it).
     #[arg(long, value_name = "SEC", default_value_t = DEFAULT_MAX_SECS,
           allow_hyphen_values = true, value_parser = seconds(1))]
     max_time: u64,
@@ -139,49 +185,49 @@ struct Cli {
     #[arg(long)]
     markdown: bool,
 
-    /// Write every sample and the summary, with the context, as JSON to FILE
-    /// (`-`: to stdout, the text report then going to stderr). With several
-    /// benchmarks, a directory: one NAME.json each.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-
-    /// Write every sample and the summary as CSV to FILE (`-`: to stdout, as
-    /// for --json).
-    #[arg(long, value_name = "FILE")]
-    csv: Option<PathBuf>,
+    /// The change the closing table of several benchmarks plans for: beside
+    /// "no significant change", how many rounds would detect PCT percent.
+    #[arg(long, value_name = "PCT", default_value_t = crate::stats::DEFAULT_EFFECT_PCT,
+          allow_hyphen_values = true, value_parser = percentage)]
+    effect: f64,
 
     /// Run once per value of PARAM (producers, or a numeric option of the
     /// benchmark) and print a table, e.g. producers=1,2,4 or breakpoints=0..4.
     #[arg(long, value_name = "PARAM=LIST", value_parser = sweep::parse_spec)]
     sweep: Option<SweepRequest>,
 
-    /// Draw the sweep as an SVG plot in FILE.svg.
-    #[arg(long, value_name = "FILE.svg")]
-    plot: Option<PathBuf>,
-
     /// Make the counting BPF programs also take a stack (bpf_get_stack) per
-    /// hit, as the kernel runner's option does; `--list` marks the benchmarks
-    /// that take it [s].
+    /// hit, as the kernel runner's option does; for uprobes and USDT a user
+    /// stack, which the kernel runner's does not take. The stack body in
+    /// upstream's spelling, run alone (`--body stack` also runs count beside
+    /// it). `--list` marks the benchmarks that take it [--body] (and
+    /// [-s: user stack]).
     #[arg(short = 's', long)]
     stacktrace: bool,
 
+    /// Bytes the read-user body reads per hit from the probed thread's stack.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true,
+          value_parser = count(1, u64::from(MAX_READ_BYTES)))]
+    read_bytes: Option<u64>,
+
     /// Attach uprobes for this process only (libbpf's pid argument), not for
-    /// every process; `--list` marks the benchmarks that take it [p].
+    /// every process; `--list` marks the benchmarks that take it
+    /// [--pid-filter].
     #[arg(long)]
     pid_filter: bool,
 
-    /// Print only the results, not the set-up chatter.
-    #[arg(short = 'q', long, global = true)]
-    quiet: bool,
-
-    /// Let libbpf's debug log through to stderr.
-    #[arg(short = 'v', long, global = true)]
-    verbose: bool,
+    /// Time every operation and print its latency distribution (p50 ...
+    /// p99.99, max, in ns) before the summary; for the benchmarks where one
+    /// operation is one hit (uprobes, USDT, the baselines, syscalls,
+    /// breakpoint-enable, perf's uprobe collection). --plot then draws the
+    /// percentile distribution.
+    #[arg(long)]
+    latency: bool,
 
     /// Sample the measured seconds (kernel and user stacks, on every CPU's
     /// cpu-clock) and print where a hit's time goes, before the summary;
-    /// with DIR, also write folded stacks, a flame graph and the breakdown
-    /// there, one set per run.
+    /// with =DIR (`--profile=DIR`, the '=' needed), also write folded stacks,
+    /// a flame graph and the breakdown there, one set per run.
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     profile: Option<Option<PathBuf>>,
 
@@ -191,42 +237,32 @@ struct Cli {
     profile_freq: u64,
 }
 
-/// The options of a run that `--probe` does not take.
-const RUN_ONLY: [&str; 19] = [
-    "warmup",
-    "duration",
-    "producers",
-    "parallelism",
-    "consumers",
-    "affinity",
-    "prod_affinity",
-    "cons_affinity",
-    "repeat",
-    "csv",
-    "sweep",
-    "plot",
-    "runs",
-    "precision",
-    "max_runs",
-    "max_time",
-    "markdown",
-    "profile",
-    "profile_freq",
-];
+/// The group of every option of a run (the fields of [`RunArgs`], the
+/// benchmarks' own options, the outputs but --json).
+const RUN_OPTIONS: &str = "run-options";
 
 #[derive(Subcommand, Debug)]
 enum Sub {
     /// Compare result files (--json) of two kernels, patches or machines.
     #[command(after_help = crate::compare::AFTER_HELP)]
     Compare(CompareArgs),
+    /// Measure how small a change this machine can see for BENCHMARK: A/A
+    /// and A/A' rounds (A' slowed by a known injected cost) under a time
+    /// budget, and the --runs and -d to use.
+    #[command(after_help = crate::calibrate::AFTER_HELP)]
+    Calibrate(CalibrateArgs),
     /// Print a completion script for SHELL, e.g.
     /// `bench completions bash > /etc/bash_completion.d/bench`.
     Completions {
         #[arg(value_enum)]
         shell: Shell,
     },
-    /// Print the man page (roff), e.g. `bench man | man -l -`.
-    Man,
+    /// Print the man page (roff), e.g. `bench man | man -l -`; with a
+    /// subcommand's name, that subcommand's page (bench-compare(1)).
+    Man {
+        #[arg(value_name = "SUBCOMMAND", value_parser = ["compare", "completions", "man"])]
+        subcommand: Option<String>,
+    },
 }
 
 /// The shells completions are generated for.
@@ -244,13 +280,21 @@ pub enum Command {
     List,
     Probe {
         benches: Vec<&'static dyn Benchmark>,
+        /// `--body` (or `-s`), `--read-bytes`, `--pid-filter`: probed as a
+        /// run with them would set up.
+        options: ProbeOptions,
         json: Option<OutputTarget>,
         verbose: bool,
     },
     Run(Box<RunRequest>),
     Compare(CompareArgs),
+    Calibrate {
+        args: CalibrateArgs,
+        quiet: bool,
+    },
     Completions(Shell),
-    Man,
+    /// The man page of bench, or of one of its subcommands.
+    Man(Option<String>),
 }
 
 /// Benchmark names: any string is taken (an unknown one gets suggestions
@@ -300,6 +344,39 @@ fn count(min: u64, max: u64) -> impl Fn(&str) -> std::result::Result<u64, String
     }
 }
 
+/// `--body`'s names, offered to completions too; a wrong one is refused in
+/// one line that lists them.
+#[derive(Clone, Debug)]
+struct BodyKinds;
+
+impl TypedValueParser for BodyKinds {
+    type Value = Body;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> std::result::Result<Body, clap::Error> {
+        let name = clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)?;
+        Body::from_name(&name).ok_or_else(|| {
+            clap::Error::raw(
+                ErrorKind::InvalidValue,
+                format!(
+                    "--body: '{name}' is not a body; the bodies are {}\n",
+                    Body::names()
+                ),
+            )
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            Body::ALL.into_iter().map(|b| PossibleValue::new(b.name())),
+        ))
+    }
+}
+
 fn percentage(text: &str) -> std::result::Result<f64, String> {
     let value: f64 = text
         .trim()
@@ -336,7 +413,7 @@ fn consumer_takers() -> String {
     if takers.is_empty() {
         "no benchmark has consumers yet".to_string()
     } else {
-        format!("taken by {}", benches::summarize_names(&takers))
+        format!("taken by {}, and by --body ringbuf", takers.join(", "))
     }
 }
 
@@ -354,36 +431,105 @@ pub fn command() -> clap::Command {
                 "Pin consumers to these CPUs (implies -a; {takers})."
             ))
         });
-    for option in benches::all_options() {
-        if option.is_flag() {
-            cmd = cmd.arg(
-                Arg::new(option.long)
-                    .long(option.long)
-                    .help(option.help)
-                    .help_heading("Benchmark options")
-                    .action(ArgAction::SetTrue)
-                    .conflicts_with_all(["probe", "list"]),
-            );
-            continue;
+    for exporter in export::FORMATS {
+        let mut arg = Arg::new(exporter.long())
+            .long(exporter.long())
+            .value_name(exporter.value_name())
+            .help(exporter.help())
+            .action(ArgAction::Set)
+            .value_parser(clap::value_parser!(PathBuf));
+        // --probe writes its outcomes as JSON, under the same flag.
+        if exporter.long() != PROBE_OUTPUT {
+            arg = arg.group(RUN_OPTIONS);
         }
+        cmd = cmd.arg(arg);
+    }
+    cmd = add_bench_options(cmd);
+    refuse_run_options_with(cmd, &[("list", &[]), ("probe", PROBE_TAKES)])
+}
+
+/// The options of a run that `--probe` takes too: it sets each benchmark up
+/// as a run with them would be (`--body`, not a run option only, is outside
+/// the group).
+const PROBE_TAKES: &[&str] = &["stacktrace", "read_bytes", "pid_filter"];
+
+/// Makes each of `commands` (--list, --probe) conflict with every option of
+/// a run but those it takes, one by one, so that clap names the one given.
+/// The options are the members of the group [`RUN_OPTIONS`]: derived, not
+/// listed.
+fn refuse_run_options_with(
+    cmd: clap::Command,
+    commands: &[(&'static str, &[&str])],
+) -> clap::Command {
+    let mut built = cmd.clone();
+    built.build();
+    let run_options: Vec<clap::Id> = built
+        .get_groups()
+        .filter(|group| group.get_id() == RUN_OPTIONS)
+        .flat_map(|group| group.get_args().cloned())
+        .collect();
+    commands.iter().fold(cmd, |cmd, &(id, takes)| {
+        let refused: Vec<clap::Id> = run_options
+            .iter()
+            .filter(|option| !takes.contains(&option.as_str()))
+            .cloned()
+            .collect();
+        cmd.mut_arg(id, |arg| arg.conflicts_with_all(refused))
+    })
+}
+
+/// Every benchmark's own options, under their own heading.
+fn add_bench_options(mut cmd: clap::Command) -> clap::Command {
+    for option in benches::all_options() {
+        let option = match option {
+            BenchOption::Number(option) => option,
+            BenchOption::Flag(option) => {
+                cmd = cmd.arg(
+                    Arg::new(option.long)
+                        .long(option.long)
+                        .help(option.help)
+                        .help_heading("Benchmark options")
+                        .action(ArgAction::SetTrue)
+                        .group(RUN_OPTIONS),
+                );
+                continue;
+            }
+        };
         let mut arg = Arg::new(option.long)
             .long(option.long)
             .value_name(option.value_name)
-            .help(format!(
-                "{} [default {}, {}..={}]",
-                option.help, option.default, option.min, option.max
-            ))
+            .help(number_help(&option))
             .help_heading("Benchmark options")
             .allow_hyphen_values(true)
             .action(ArgAction::Set)
             .value_parser(count(0, u64::MAX))
-            .conflicts_with_all(["probe", "list"]);
+            .group(RUN_OPTIONS);
         if let Some(short) = option.short {
             arg = arg.short(short);
         }
         cmd = cmd.arg(arg);
     }
     cmd
+}
+
+/// An option's help with its default and range, or, where the benchmarks
+/// that take it declare their own (`--attach-cnt`), a pointer to them.
+fn number_help(option: &NumberOption) -> String {
+    let same = benches::all()
+        .flat_map(|b| b.options().iter())
+        .all(|o| match o {
+            BenchOption::Number(o) if o.long == option.long => {
+                (o.default, o.min, o.max) == (option.default, option.min, option.max)
+            }
+            _ => true,
+        });
+    match same {
+        true => format!(
+            "{} [default {}, {}..={}]",
+            option.help, option.default, option.min, option.max
+        ),
+        false => format!("{} [default and range per benchmark]", option.help),
+    }
 }
 
 /// The one translation of a clap error: help and version are text to print;
@@ -442,76 +588,93 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
             .unwrap_or_else(|| Error::usage("invalid command line"))
     })?;
     if let Some(sub) = matches.subcommand_name() {
-        // Only -q and -v are shared; anything else before the command
-        // belongs to a run and would be silently dropped.
-        let cmd = command();
-        let run_option = cmd.get_arguments().find(|arg| {
-            let id = arg.get_id().as_str();
-            !matches!(id, "quiet" | "verbose" | "help" | "version") && given(&matches, id)
-        });
-        if let Some(arg) = run_option {
-            let flag = match arg.get_long() {
-                Some(long) => format!("--{long}"),
-                None => "a benchmark name".to_string(),
-            };
-            return Err(Error::usage(format!(
-                "{flag} is an option of a run, not of `bench {sub}`"
-            )));
-        }
+        refuse_run_options(&matches, sub)?;
     }
     match cli.command {
         Some(Sub::Compare(args)) => return Ok(Command::Compare(args)),
+        Some(Sub::Calibrate(args)) => {
+            return Ok(Command::Calibrate {
+                args,
+                quiet: cli.quiet,
+            })
+        }
         Some(Sub::Completions { shell }) => return Ok(Command::Completions(shell)),
-        Some(Sub::Man) => return Ok(Command::Man),
+        Some(Sub::Man { subcommand }) => return Ok(Command::Man(subcommand)),
         None => {}
     }
     if cli.list {
         return Ok(Command::List);
     }
     if cli.probe {
-        let benches = if cli.benches.is_empty() {
-            benches::all().collect()
-        } else {
-            cli.benches
-                .iter()
-                .map(|name| benches::find(name).ok_or_else(|| unknown_benchmark(name)))
-                .collect::<Result<Vec<_>>>()?
-        };
-        return Ok(Command::Probe {
-            benches,
-            json: cli.json.map(output_target),
-            verbose: cli.verbose,
-        });
+        return probe_command(cli, &matches);
     }
+    run_command(cli, &matches).map(|request| Command::Run(Box::new(request)))
+}
+
+/// Anything before the command (-q and -v too: no subcommand prints
+/// chatter or loads BPF) belongs to a run and would be silently dropped.
+fn refuse_run_options(matches: &ArgMatches, sub: &str) -> Result<()> {
+    let cmd = command();
+    let run_option = cmd.get_arguments().find(|arg| {
+        let id = arg.get_id().as_str();
+        !matches!(id, "help" | "version") && given(matches, id)
+    });
+    match run_option {
+        Some(arg) => {
+            let flag = match arg.get_long() {
+                Some(long) => format!("--{long}"),
+                None => "a benchmark name".to_string(),
+            };
+            Err(Error::usage(format!(
+                "{flag} is an option of a run, not of `bench {sub}`"
+            )))
+        }
+        None => Ok(()),
+    }
+}
+
+/// `--probe`: the benchmarks named (each must take the body and
+/// `--pid-filter` given, as its run would), or all that take them.
+fn probe_command(cli: Cli, matches: &ArgMatches) -> Result<Command> {
+    let named = cli
+        .benches
+        .iter()
+        .map(|name| benches::find(name).ok_or_else(|| unknown_benchmark(name)))
+        .collect::<Result<Vec<_>>>()?;
+    let body = chosen_body(&cli)?;
+    if cli.run.read_bytes.is_some() && body != Body::ReadUser {
+        return Err(Error::usage(
+            "--read-bytes sizes the read-user body's read: give --body read-user too",
+        ));
+    }
+    let options = ProbeOptions {
+        body,
+        read_bytes: read_bytes(&cli),
+        pid_filter: cli.run.pid_filter,
+    };
+    Ok(Command::Probe {
+        benches: probe::chosen(named, options)?,
+        options,
+        json: matches
+            .get_one::<PathBuf>(PROBE_OUTPUT)
+            .cloned()
+            .map(output_target),
+        verbose: cli.verbose,
+    })
+}
+
+/// A run: the benchmarks with their configurations, checked, and what to do
+/// with the results.
+fn run_command(cli: Cli, matches: &ArgMatches) -> Result<RunRequest> {
     if cli.benches.is_empty() {
         return Err(Error::usage(
             "no benchmark named: give one, e.g. `bench trig-uprobe-nop` (see --list)",
         ));
     }
-    if cli.plot.is_some() && cli.sweep.is_none() {
-        return Err(Error::usage(
-            "--plot draws a sweep: give --sweep PARAM=LIST too",
-        ));
-    }
-    if cli.sweep.is_some() && cli.repeat.is_some() {
-        return Err(Error::usage(
-            "--sweep compares timed runs; it does not combine with --repeat",
-        ));
-    }
-    if cli.repeat.is_some() && (cli.runs.is_some() || cli.precision.is_some()) {
-        return Err(Error::usage(
-            "--runs and --precision repeat timed runs; they do not combine with --repeat",
-        ));
-    }
-    for (id, flag) in [("max_runs", "--max-runs"), ("max_time", "--max-time")] {
-        if given(&matches, id) && cli.precision.is_none() {
-            return Err(Error::usage(format!(
-                "{flag} bounds --precision: give --precision PCT too"
-            )));
-        }
-    }
-    let profile = profile_request(&cli, &matches)?;
-    let given_options = given_options(&matches);
+    check_combinations(&cli, matches)?;
+    let profile = profile_request(&cli, matches)?;
+    let given_options = given_options(matches);
+    let body = chosen_body(&cli)?;
     let mut requests: Vec<BenchRequest> = Vec::with_capacity(cli.benches.len());
     let mut sweep = None;
     for name in &cli.benches {
@@ -519,66 +682,118 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         if requests.iter().any(|r| r.bench == bench.name()) {
             return Err(Error::usage(format!("{name} is named twice")));
         }
-        let (request, spec) = bench_request(bench, &cli, &matches, &given_options)?;
+        let (request, spec) = bench_request(bench, &cli, matches, &given_options, body)?;
         requests.push(request);
         sweep = spec;
     }
-    let outputs = Outputs {
-        json: cli.json.map(output_target),
-        csv: cli.csv.map(output_target),
-        plot: cli.plot,
-    };
+    if let ([only], None) = (&requests[..], &sweep) {
+        sweep = body_comparison(only, &cli)?;
+    }
+    let outputs = outputs(matches);
     if requests.len() > 1 {
-        let several = |what: &str| {
-            Error::usage(format!(
-                "{what} keeps one benchmark's result: name one benchmark, or run them one by one"
-            ))
-        };
-        if cli.repeat.is_some() {
-            return Err(several("--repeat"));
-        }
-        if sweep.is_some() {
-            return Err(several("--sweep"));
-        }
-        if outputs.stdout_taken() {
-            return Err(several("--json - (or --csv -)"));
-        }
-        for (flag, path) in outputs.files() {
-            if !path.is_dir() {
-                return Err(Error::usage(format!(
-                    "with several benchmarks, {flag} names a directory (one file per benchmark), \
-                     and {} is none",
-                    path.display()
-                )));
-            }
-        }
-    } else if cli.markdown {
+        check_several(cli.run.repeat.is_some(), sweep.is_some(), &outputs)?;
+    }
+    if cli.run.markdown && (sweep.is_some() || cli.run.repeat.is_some()) {
         return Err(Error::usage(
-            "--markdown prints the table of several benchmarks: name two or more",
+            "--markdown prints the closing table of timed runs; a sweep prints its own table, \
+             and --repeat has none",
         ));
     }
     check_outputs(&outputs)?;
-    let repetition = Repetition {
-        runs: cli.runs.unwrap_or(1) as u32,
-        precision: cli.precision,
-        max_runs: cli.max_runs as u32,
-        max_secs: cli.max_time,
-    };
-    Ok(Command::Run(Box::new(RunRequest {
+    Ok(RunRequest {
         benches: requests,
-        repetition,
+        repetition: Repetition {
+            runs: cli.run.runs.unwrap_or(1) as u32,
+            precision: cli.run.precision,
+            until_decided: cli.run.until_decided,
+            max_runs: cli.run.max_runs as u32,
+            max_secs: cli.run.max_time,
+        },
         sweep,
         outputs,
-        markdown: cli.markdown,
+        markdown: cli.run.markdown,
+        effect_pct: cli.run.effect,
         quiet: cli.quiet,
         verbose: cli.verbose,
         profile,
-    })))
+    })
+}
+
+/// Options that need or exclude one another.
+fn check_combinations(cli: &Cli, matches: &ArgMatches) -> Result<()> {
+    let needs_sweep = export::FORMATS
+        .iter()
+        .find(|e| e.needs_sweep() && matches.contains_id(e.long()) && given(matches, e.long()));
+    // --latency draws the percentile distribution, sweep or not.
+    if let (Some(exporter), None, false) = (needs_sweep, &cli.run.sweep, cli.run.latency) {
+        return Err(Error::usage(format!(
+            "{} draws a sweep: give --sweep PARAM=LIST too",
+            exporter.flag()
+        )));
+    }
+    let bodies_swept = cli.run.sweep.as_ref().is_some_and(|s| s.param == "body");
+    if let (Some(exporter), true) = (needs_sweep, bodies_swept) {
+        return Err(Error::usage(format!(
+            "{} draws a sweep of numbers; a sweep of bodies ends with its table of costs instead",
+            exporter.flag()
+        )));
+    }
+    if cli.run.sweep.is_some() && cli.run.repeat.is_some() {
+        return Err(Error::usage(
+            "--sweep compares timed runs; it does not combine with --repeat",
+        ));
+    }
+    if cli.run.until_decided.is_some() && cli.benches.len() < 2 {
+        return Err(Error::usage(
+            "--until-decided judges changes between benchmarks: name two or more, interleaved",
+        ));
+    }
+    if cli.run.repeat.is_some() && (cli.run.runs.is_some() || cli.run.precision.is_some()) {
+        return Err(Error::usage(
+            "--runs and --precision repeat timed runs; they do not combine with --repeat",
+        ));
+    }
+    for (id, flag) in [("max_runs", "--max-runs"), ("max_time", "--max-time")] {
+        if given(matches, id) && cli.run.precision.is_none() && cli.run.until_decided.is_none() {
+            return Err(Error::usage(format!(
+                "{flag} bounds --precision or --until-decided: give one of them too"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What several benchmarks (interleaved) cannot do.
+fn check_several(repeat: bool, swept: bool, outputs: &Outputs) -> Result<()> {
+    let several = |what: &str| {
+        Error::usage(format!(
+            "{what} keeps one benchmark's result: name one benchmark, or run them one by one"
+        ))
+    };
+    if repeat {
+        return Err(several("--repeat"));
+    }
+    if swept {
+        return Err(several("--sweep"));
+    }
+    if outputs.stdout_taken() {
+        return Err(several("an output to standard output (-)"));
+    }
+    for (flag, path) in outputs.files() {
+        if !path.is_dir() {
+            return Err(Error::usage(format!(
+                "with several benchmarks, {flag} names a directory (one file per benchmark), \
+                 and {} is none",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--profile[=DIR]` and `--profile-freq`, checked.
 fn profile_request(cli: &Cli, matches: &ArgMatches) -> Result<Option<ProfileRequest>> {
-    let Some(dir) = &cli.profile else {
+    let Some(dir) = &cli.run.profile else {
         if given(matches, "profile_freq") {
             return Err(Error::usage(
                 "--profile-freq sets --profile's rate: give --profile too",
@@ -586,25 +801,34 @@ fn profile_request(cli: &Cli, matches: &ArgMatches) -> Result<Option<ProfileRequ
         }
         return Ok(None);
     };
-    if cli.repeat.is_some() {
+    if cli.run.repeat.is_some() {
         return Err(Error::usage(
             "--profile samples the measured seconds of timed runs; it does not combine with --repeat",
         ));
     }
-    // `--profile DIR` reads DIR as a benchmark: say how to give it.
+    // `--profile DIR` reads DIR as a benchmark: say how to give it, unless
+    // the name is a near miss of a benchmark's.
     if dir.is_none() {
-        let path = cli.benches.iter().find(|name| {
-            benches::find(name).is_none() && (name.contains('/') || Path::new(name).is_dir())
-        });
-        if let Some(path) = path {
-            return Err(Error::usage(format!(
-                "'{path}' is not a benchmark; --profile takes its directory after '=': --profile={path}"
-            )));
+        let unknown = cli
+            .benches
+            .iter()
+            .find(|name| benches::find(name).is_none());
+        if let Some(name) = unknown {
+            if name.contains('/') || Path::new(name).exists() {
+                return Err(Error::usage(format!(
+                    "'{name}' is not a benchmark; --profile takes its directory after '=': --profile={name}"
+                )));
+            }
+            if benches::suggestions(name).is_empty() {
+                return Err(Error::usage(format!(
+                    "unknown benchmark '{name}'; if it is --profile's directory, write --profile={name}"
+                )));
+            }
         }
     }
     Ok(Some(ProfileRequest {
         dir: dir.clone(),
-        freq_hz: cli.profile_freq,
+        freq_hz: cli.run.profile_freq,
     }))
 }
 
@@ -613,54 +837,23 @@ fn bench_request(
     bench: &'static dyn Benchmark,
     cli: &Cli,
     matches: &ArgMatches,
-    given_options: &[(&'static str, u64)],
+    given_options: &[(&'static str, OptionValue)],
+    body: Body,
 ) -> Result<(BenchRequest, Option<SweepSpec>)> {
     let params = benches::resolve_params(bench, given_options)?;
-    if !bench.has_consumers() {
-        if cli.consumers > 0 {
-            // The kernel runner's triggers refuse consumers too.
-            let why = match bench.name().starts_with("trig-") {
-                true => "its producers trigger and a counter counts, as in the kernel runner",
-                false => "its producers do all the work",
-            };
-            return Err(Error::usage(format!(
-                "{} has no consumers ({why}), so -c/--consumers must be 0 ({})",
-                bench.name(),
-                consumer_takers()
-            )));
-        }
-        if cli.cons_affinity.is_some() {
-            return Err(Error::usage(format!(
-                "{} has no consumers for --cons-affinity to pin ({})",
-                bench.name(),
-                consumer_takers()
-            )));
-        }
-    }
-    let affinity = if cli.affinity || cli.prod_affinity.is_some() || cli.cons_affinity.is_some() {
-        Affinity::Auto {
-            producers: cli.prod_affinity.clone().map(|l| l.0),
-            consumers: cli.cons_affinity.clone().map(|l| l.0),
-        }
-    } else {
-        Affinity::None
-    };
-    let producers = match cli.parallelism {
-        None => cli.producers,
-        Some(n) if bench.producers_alias() == Some("parallelism") => n,
-        Some(_) => {
-            let takers: Vec<&str> = benches::all()
-                .filter(|b| b.producers_alias() == Some("parallelism"))
-                .map(|b| b.name())
-                .collect();
-            return Err(Error::usage(format!(
-                "--parallelism is not an option of {}; use -p/--producers (it is taken by {})",
-                bench.name(),
-                takers.join(", ")
-            )));
-        }
-    };
-    if cli.repeat.is_some() {
+    let given_names: Vec<&str> = given_options.iter().map(|(name, _)| *name).collect();
+    benches::check_option_needs(bench, &given_names, &params)?;
+    check_consumers(bench, cli, body)?;
+    let affinity =
+        if cli.run.affinity || cli.run.prod_affinity.is_some() || cli.run.cons_affinity.is_some() {
+            Affinity::Auto {
+                producers: cli.run.prod_affinity.clone().map(|l| l.0),
+                consumers: cli.run.cons_affinity.clone().map(|l| l.0),
+            }
+        } else {
+            Affinity::None
+        };
+    if cli.run.repeat.is_some() {
         for (id, flag) in [("warmup", "-w/--warmup"), ("duration", "-d/--duration")] {
             if given(matches, id) {
                 return Err(Error::usage(format!(
@@ -670,43 +863,23 @@ fn bench_request(
         }
     }
     let config = RunConfig {
-        producers: producers as usize,
-        consumers: cli.consumers as usize,
-        warmup_secs: cli.warmup as u32,
-        duration_secs: cli.duration as u32,
+        producers: producers(bench, cli)? as usize,
+        consumers: match given(matches, "consumers") {
+            true => cli.run.consumers as usize,
+            false => bench.info().default_consumers,
+        },
+        warmup_secs: cli.run.warmup as u32,
+        duration_secs: cli.run.duration as u32,
         affinity,
-        repeat: cli.repeat,
+        repeat: cli.run.repeat,
         params,
-        stacktrace: cli.stacktrace,
-        pid_filter: cli.pid_filter,
+        body,
+        read_bytes: read_bytes(cli),
+        pid_filter: cli.run.pid_filter,
+        latency: cli.run.latency,
     };
-    let sweep = match &cli.sweep {
-        Some(request) => {
-            let spec = sweep::resolve(request, bench)?;
-            // The swept value replaces the option's: both given is a mistake.
-            let (set_by, flag) = match spec.param {
-                SweepParam::Producers { .. } => (
-                    ["producers", "parallelism"]
-                        .into_iter()
-                        .find(|id| given(matches, id)),
-                    "-p/--producers (or --parallelism)".to_string(),
-                ),
-                SweepParam::Option(option) => (
-                    given(matches, option.long).then_some(option.long),
-                    format!("--{}", option.long),
-                ),
-            };
-            if set_by.is_some() {
-                return Err(Error::usage(format!(
-                    "--sweep {} sets each run's {}; drop {flag}",
-                    spec.param.name(),
-                    spec.param.name()
-                )));
-            }
-            // Each point is checked as its own run would be, before anything runs.
-            drop(sweep::points(&spec, bench, &config)?);
-            Some(spec)
-        }
+    let sweep = match &cli.run.sweep {
+        Some(request) => Some(sweep_spec(request, bench, matches, &config)?),
         None => {
             bench.validate(&config)?;
             None
@@ -721,47 +894,228 @@ fn bench_request(
     ))
 }
 
-fn check_outputs(outputs: &Outputs) -> Result<()> {
-    if outputs.json == Some(OutputTarget::Stdout) && outputs.csv == Some(OutputTarget::Stdout) {
-        return Err(Error::usage(
-            "--json - and --csv - both ask for standard output: only one may take it",
-        ));
+/// Consumers go only to benchmarks that have them, or to the ringbuf body.
+fn check_consumers(bench: &dyn Benchmark, cli: &Cli, body: Body) -> Result<()> {
+    let ringbuf_body = bench.takes_bodies() && bodies_in_play(cli, body).contains(&Body::Ringbuf);
+    if bench.takes_bodies() {
+        check_body_options(bench, cli, body)?;
     }
-    if let Some(plot) = &outputs.plot {
-        if plot
-            .extension()
-            .is_none_or(|x| !x.eq_ignore_ascii_case("svg"))
-        {
-            return Err(Error::usage(format!(
-                "--plot writes SVG: give a file name ending in .svg, not {}",
-                plot.display()
-            )));
-        }
+    if bench.has_consumers() || ringbuf_body {
+        return Ok(());
     }
-    let files = outputs.files();
-    for (i, (flag, path)) in files.iter().enumerate() {
-        if let Some((other, _)) = files[..i]
-            .iter()
-            .find(|(_, earlier)| output::same_file(earlier, path))
-        {
-            return Err(Error::usage(format!(
-                "{other} and {flag} both name {}: give each its own file",
-                path.display()
-            )));
-        }
+    if cli.run.consumers > 0 {
+        // The kernel runner's triggers refuse consumers too.
+        let why = match (
+            bench.info().workers.why_no_consumers(),
+            bench.takes_bodies(),
+        ) {
+            (Some(why), true) => {
+                format!("{why}; only --body ringbuf has consumers, to drain its events")
+            }
+            (why, _) => why.unwrap_or_default().to_string(),
+        };
+        return Err(Error::usage(format!(
+            "{} has no consumers ({why}), so -c/--consumers must be 0 ({})",
+            bench.name(),
+            consumer_takers()
+        )));
+    }
+    if cli.run.cons_affinity.is_some() {
+        return Err(Error::usage(format!(
+            "{} has no consumers for --cons-affinity to pin ({})",
+            bench.name(),
+            consumer_takers()
+        )));
     }
     Ok(())
 }
 
-fn given_options(matches: &ArgMatches) -> Vec<(&'static str, u64)> {
+/// `--read-bytes`, or its default.
+fn read_bytes(cli: &Cli) -> u32 {
+    cli.run.read_bytes.map_or(DEFAULT_READ_BYTES, |n| n as u32)
+}
+
+/// `-s` is `--body stack`; both given must agree.
+fn chosen_body(cli: &Cli) -> Result<Body> {
+    match (cli.run.stacktrace, cli.body) {
+        (true, Some(body)) if body != Body::Stack => Err(Error::usage(format!(
+            "-s/--stacktrace is --body stack: it does not combine with --body {}",
+            body.name()
+        ))),
+        (true, _) => Ok(Body::Stack),
+        (false, body) => Ok(body.unwrap_or_default()),
+    }
+}
+
+/// The bodies a run of `cli` uses: the swept ones, or the one given.
+fn bodies_in_play(cli: &Cli, body: Body) -> Vec<Body> {
+    match &cli.run.sweep {
+        Some(request) if request.param == "body" => request
+            .values
+            .iter()
+            .filter_map(|&v| Body::from_index(v))
+            .collect(),
+        _ => vec![body],
+    }
+}
+
+/// The options that go with a body: consumers drain the ringbuf body's ring
+/// and nothing else; --read-bytes sizes the read-user body's read.
+fn check_body_options(bench: &dyn Benchmark, cli: &Cli, body: Body) -> Result<()> {
+    let bodies = bodies_in_play(cli, body);
+    let ringbuf = bodies.contains(&Body::Ringbuf);
+    let name = bench.name();
+    if ringbuf && cli.run.consumers == 0 {
+        return Err(Error::usage(format!(
+            "the ringbuf body's events are drained by consumer threads: give -c 1 (or more) \
+             for {name} (a ring nobody drains measures drops, not a tracer)"
+        )));
+    }
+    if cli.run.consumers > body::MAX_CONSUMERS as u64 {
+        return Err(Error::usage(format!(
+            "the ringbuf body takes at most {} consumers, got -c {}",
+            body::MAX_CONSUMERS,
+            cli.run.consumers
+        )));
+    }
+    if cli.run.read_bytes.is_some() && !bodies.contains(&Body::ReadUser) {
+        return Err(Error::usage(
+            "--read-bytes sizes the read-user body's read: give --body read-user too",
+        ));
+    }
+    Ok(())
+}
+
+/// `--body KIND` of one benchmark's timed run, KIND not the count: the count
+/// runs beside it, interleaved as a sweep of two bodies, so that the body's
+/// cost per hit is measured. `-s` is upstream's option and runs alone.
+fn body_comparison(request: &BenchRequest, cli: &Cli) -> Result<Option<SweepSpec>> {
+    let body = match cli.body {
+        Some(body) if body != Body::Count && cli.run.repeat.is_none() => body,
+        _ => return Ok(None),
+    };
+    let Some(bench) = benches::find(request.bench).filter(|b| b.takes_bodies()) else {
+        return Ok(None);
+    };
+    let spec = SweepSpec {
+        param: SweepParam::Body,
+        values: vec![Body::Count.index(), body.index()],
+    };
+    drop(sweep::points(&spec, bench, &request.config)?);
+    Ok(Some(spec))
+}
+
+/// -p, or --parallelism for the benchmarks that take that name for it.
+fn producers(bench: &dyn Benchmark, cli: &Cli) -> Result<u64> {
+    match cli.run.parallelism {
+        None => Ok(cli.run.producers),
+        Some(n) if bench.producers_alias() == Some(ProducersAlias::Parallelism) => Ok(n),
+        Some(_) => {
+            let takers: Vec<&str> = benches::all()
+                .filter(|b| b.producers_alias() == Some(ProducersAlias::Parallelism))
+                .map(|b| b.name())
+                .collect();
+            Err(Error::usage(format!(
+                "--parallelism is not an option of {}; use -p/--producers (it is taken by {})",
+                bench.name(),
+                takers.join(", ")
+            )))
+        }
+    }
+}
+
+/// `--sweep` resolved against `bench`, every point checked as its own run
+/// would be, before anything runs.
+fn sweep_spec(
+    request: &SweepRequest,
+    bench: &'static dyn Benchmark,
+    matches: &ArgMatches,
+    config: &RunConfig,
+) -> Result<SweepSpec> {
+    let spec = sweep::resolve(request, bench)?;
+    // The swept value replaces the option's: both given is a mistake.
+    let (set_by, flag) = match spec.param {
+        SweepParam::Producers { .. } => (
+            ["producers", "parallelism"]
+                .into_iter()
+                .find(|id| given(matches, id)),
+            "-p/--producers (or --parallelism)".to_string(),
+        ),
+        SweepParam::Option(option) => (
+            given(matches, option.long()).then_some(option.long()),
+            format!("--{}", option.long()),
+        ),
+        SweepParam::Body => (
+            (given(matches, "body") || given(matches, "stacktrace")).then_some("body"),
+            "--body (or -s)".to_string(),
+        ),
+        SweepParam::Consumers => (
+            given(matches, "consumers").then_some("consumers"),
+            "-c/--consumers".to_string(),
+        ),
+    };
+    if set_by.is_some() {
+        return Err(Error::usage(format!(
+            "--sweep {} sets each run's {}; drop {flag}",
+            spec.param.name(),
+            spec.param.name()
+        )));
+    }
+    drop(sweep::points(&spec, bench, config)?);
+    Ok(spec)
+}
+
+/// The outputs given, each with its target.
+fn outputs(matches: &ArgMatches) -> Outputs {
+    let targets = export::FORMATS
+        .iter()
+        .filter_map(|exporter| {
+            let path = matches.get_one::<PathBuf>(exporter.long())?.clone();
+            let target = match exporter.takes_stdout() {
+                true => output_target(path),
+                false => OutputTarget::File(path),
+            };
+            Some((exporter.long(), target))
+        })
+        .collect();
+    Outputs { targets }
+}
+
+fn check_outputs(outputs: &Outputs) -> Result<()> {
+    let on_stdout: Vec<&str> = outputs
+        .targets
+        .iter()
+        .filter(|(_, target)| *target == OutputTarget::Stdout)
+        .map(|(long, _)| *long)
+        .collect();
+    if let [first, second, ..] = on_stdout[..] {
+        return Err(Error::usage(format!(
+            "--{first} - and --{second} - both ask for standard output: only one may take it"
+        )));
+    }
+    for (long, target) in &outputs.targets {
+        if let (Some(exporter), OutputTarget::File(path)) = (export::format(long), target) {
+            exporter.check_name(path).map_err(Error::usage)?;
+        }
+    }
+    let targets: Vec<(String, OutputTarget)> = outputs
+        .targets
+        .iter()
+        .map(|(long, target)| (format!("--{long}"), target.clone()))
+        .collect();
+    output::check_distinct(&targets)
+}
+
+fn given_options(matches: &ArgMatches) -> Vec<(&'static str, OptionValue)> {
     benches::all_options()
         .into_iter()
-        .filter_map(|o| {
-            if o.is_flag() {
-                matches.get_flag(o.long).then_some((o.long, 1))
-            } else {
-                matches.get_one::<u64>(o.long).map(|&v| (o.long, v))
-            }
+        .filter_map(|o| match o {
+            BenchOption::Flag(o) => matches
+                .get_flag(o.long)
+                .then_some((o.long, OptionValue::Flag(true))),
+            BenchOption::Number(o) => matches
+                .get_one::<u64>(o.long)
+                .map(|&v| (o.long, OptionValue::Number(v))),
         })
         .collect()
 }
@@ -792,17 +1146,34 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     script
 }
 
-/// The man page, in roff, generated from the clap definitions.
-pub fn man_page() -> Result<Vec<u8>> {
+/// The man page, in roff, generated from the clap definitions: bench(1),
+/// or with a subcommand's name its own page (bench-compare(1) and so on, the
+/// pages bench(1) points to).
+pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>> {
+    let cmd = command();
+    let cmd = match subcommand {
+        None => cmd,
+        Some(name) => {
+            let sub = cmd
+                .find_subcommand(name)
+                .cloned()
+                .ok_or_else(|| Error::usage(format!("bench has no subcommand '{name}'")))?;
+            // clap names are static: one per subcommand with a page.
+            let page: &'static str = match name {
+                "compare" => "bench-compare",
+                "completions" => "bench-completions",
+                _ => "bench-man",
+            };
+            sub.name(page).bin_name(format!("bench {name}"))
+        }
+    };
     let mut page = Vec::new();
-    clap_mangen::Man::new(command())
-        .render(&mut page)
-        .map_err(|e| {
-            Error::runtime(format!(
-                "cannot render the man page: {}",
-                output::reason(&e)
-            ))
-        })?;
+    clap_mangen::Man::new(cmd).render(&mut page).map_err(|e| {
+        Error::runtime(format!(
+            "cannot render the man page: {}",
+            output::reason(&e)
+        ))
+    })?;
     Ok(page)
 }
 

@@ -18,11 +18,18 @@ pub const DEFAULT_WARMUP_SECS: u32 = 1;
 pub const DEFAULT_DURATION_SECS: u32 = 5;
 pub const DEFAULT_PRODUCERS: usize = 1;
 
-/// A numeric option that belongs to some benchmarks only (`--trig-batch-iters`,
-/// `--breakpoints`, ...). Every option is accepted by the command line parser;
-/// a benchmark that does not declare it refuses it.
+/// An option that belongs to some benchmarks only (`--trig-batch-iters`,
+/// `--rb-b2b`, ...). Every option is accepted by the command line parser; a
+/// benchmark that does not declare it refuses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BenchOption {
+pub enum BenchOption {
+    Number(NumberOption),
+    Flag(FlagOption),
+}
+
+/// An option with a numeric value in a range (`--rb-batch-cnt 100`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NumberOption {
     pub long: &'static str,
     pub short: Option<char>,
     pub value_name: &'static str,
@@ -34,52 +41,101 @@ pub struct BenchOption {
     pub why_max: &'static str,
 }
 
+/// An option without a value (`--rb-b2b`): off unless given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlagOption {
+    pub long: &'static str,
+    pub help: &'static str,
+}
+
+/// The value of one option: the kind of the option it belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionValue {
+    Number(u64),
+    Flag(bool),
+}
+
+impl OptionValue {
+    /// The value as a number: result files and sweep tables keep a flag as
+    /// 0 or 1, as they always have (the schema's integers).
+    pub fn as_number(self) -> u64 {
+        match self {
+            OptionValue::Number(value) => value,
+            OptionValue::Flag(on) => u64::from(on),
+        }
+    }
+}
+
 impl BenchOption {
-    /// An option without a value (`--rb-b2b`): 1 when given, 0 otherwise.
-    pub const fn flag(long: &'static str, help: &'static str) -> BenchOption {
-        BenchOption {
-            long,
-            short: None,
-            value_name: "",
-            help,
-            default: 0,
-            min: 0,
-            max: 1,
-            why_max: "",
+    pub const fn long(&self) -> &'static str {
+        match self {
+            BenchOption::Number(o) => o.long,
+            BenchOption::Flag(o) => o.long,
         }
     }
 
-    pub fn is_flag(&self) -> bool {
-        self.value_name.is_empty()
+    pub const fn help(&self) -> &'static str {
+        match self {
+            BenchOption::Number(o) => o.help,
+            BenchOption::Flag(o) => o.help,
+        }
+    }
+
+    /// What a run has when the option is not given.
+    pub const fn default_value(&self) -> OptionValue {
+        match self {
+            BenchOption::Number(o) => OptionValue::Number(o.default),
+            BenchOption::Flag(_) => OptionValue::Flag(false),
+        }
+    }
+
+    /// The option's value from a number (`--sweep rb-b2b=0,1`): a flag
+    /// takes 0 and 1 only; `None` for any other.
+    pub fn value_from_number(&self, value: u64) -> Option<OptionValue> {
+        match (self, value) {
+            (BenchOption::Number(_), value) => Some(OptionValue::Number(value)),
+            (BenchOption::Flag(_), 0 | 1) => Some(OptionValue::Flag(value == 1)),
+            (BenchOption::Flag(_), _) => None,
+        }
     }
 }
 
 /// Values of the chosen benchmark's options, every declared one filled in
 /// (built by `benches::resolve_params`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Params(BTreeMap<&'static str, u64>);
+pub struct Params(BTreeMap<&'static str, OptionValue>);
 
 impl Params {
-    pub fn new(values: BTreeMap<&'static str, u64>) -> Params {
+    pub fn new(values: BTreeMap<&'static str, OptionValue>) -> Params {
         Params(values)
     }
 
-    /// The value of `option`. Reading an option the benchmark did not declare
-    /// is a bug in that benchmark, not a value of 0: it panics (one line, see
-    /// main), and `--probe`'s test sets every benchmark up with its defaults.
-    pub fn get(&self, option: &BenchOption) -> u64 {
+    /// The value of a numeric option. Reading an option the benchmark did
+    /// not declare is a bug in that benchmark, not a value of 0: it panics
+    /// (one line, see main), and `--probe`'s test sets every benchmark up
+    /// with its defaults.
+    pub fn number(&self, option: &NumberOption) -> u64 {
         match self.0.get(option.long) {
-            Some(&value) => value,
-            None => panic!(
-                "a benchmark reads --{}, which it does not declare",
-                option.long
-            ),
+            Some(&OptionValue::Number(value)) => value,
+            _ => undeclared(option.long),
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+    /// Whether a flag was given; reading an undeclared one panics as above.
+    pub fn flag(&self, option: &FlagOption) -> bool {
+        match self.0.get(option.long) {
+            Some(&OptionValue::Flag(on)) => on,
+            _ => undeclared(option.long),
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, OptionValue)> + '_ {
         self.0.iter().map(|(k, v)| (*k, *v))
     }
+}
+
+fn undeclared(long: &str) -> ! {
+    panic!("a benchmark reads --{long}, which it does not declare as such")
 }
 
 /// Everything a run is configured with, after validation.
@@ -93,10 +149,15 @@ pub struct RunConfig {
     /// Fixed-work mode: run exactly this many producer operations in total.
     pub repeat: Option<u64>,
     pub params: Params,
-    /// `-s/--stacktrace`: the counting programs also take a stack per hit.
-    pub stacktrace: bool,
+    /// `--body KIND` (`-s` is `--body stack`): what the counting BPF program
+    /// does per hit besides counting.
+    pub body: Body,
+    /// `--read-bytes`: what the read-user body reads per hit.
+    pub read_bytes: u32,
     /// `--pid-filter`: uprobes fire for this process only.
     pub pid_filter: bool,
+    /// `--latency`: producers time every operation.
+    pub latency: bool,
 }
 
 impl RunConfig {
@@ -111,9 +172,87 @@ impl RunConfig {
             affinity: Affinity::None,
             repeat: None,
             params,
-            stacktrace: false,
+            body: Body::Count,
+            read_bytes: DEFAULT_READ_BYTES,
             pid_filter: false,
+            latency: false,
         }
+    }
+}
+
+/// What a counting BPF program does per hit besides counting (`--body`). The
+/// values are those of `bpf/body.h`, set in the program's read-only data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Body {
+    /// Only the count: the trigger benchmarks' program.
+    #[default]
+    Count = 0,
+    /// Two clock reads and a per-CPU array update: a latency tool.
+    Ktime = 1,
+    /// A hash map update keyed by thread id: a per-thread aggregation tool.
+    Hash = 2,
+    /// A 64-byte event reserved and submitted to a ring buffer that consumer
+    /// threads drain: an event tracer.
+    Ringbuf = 3,
+    /// bpf_probe_read_user of `--read-bytes` from the probed thread's stack
+    /// (and a USDT probe's arguments): a tracer reading arguments.
+    ReadUser = 4,
+    /// bpf_get_stack, as the kernel runner's `-s`: a profiler.
+    Stack = 5,
+    /// bpf_trace_printk, as perf's uprobe collection.
+    Printk = 6,
+}
+
+/// `--read-bytes`: its default and its most, the per-CPU buffer's size in
+/// `bpf/body.h`.
+pub const DEFAULT_READ_BYTES: u32 = 64;
+pub const MAX_READ_BYTES: u32 = 4096;
+
+impl Body {
+    /// Every body, in `--body`'s order.
+    pub const ALL: [Body; 7] = [
+        Body::Count,
+        Body::Ktime,
+        Body::Hash,
+        Body::Ringbuf,
+        Body::ReadUser,
+        Body::Stack,
+        Body::Printk,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Body::Count => "count",
+            Body::Ktime => "ktime",
+            Body::Hash => "hash",
+            Body::Ringbuf => "ringbuf",
+            Body::ReadUser => "read-user",
+            Body::Stack => "stack",
+            Body::Printk => "printk",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Body> {
+        Body::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The body with this index in [`Body::ALL`] (a swept value).
+    pub fn from_index(index: u64) -> Option<Body> {
+        Body::ALL.get(usize::try_from(index).ok()?).copied()
+    }
+
+    pub fn index(self) -> u64 {
+        self as u64
+    }
+
+    /// The value of `body` in `bpf/body.h`.
+    pub fn bpf_value(self) -> u32 {
+        self as u32
+    }
+
+    /// Every name, for messages: `count, ktime, ...`.
+    pub fn names() -> String {
+        Body::ALL.map(Body::name).join(", ")
     }
 }
 
@@ -125,6 +264,10 @@ pub enum SweepParam {
     Producers { name: &'static str },
     /// One of the benchmark's own options.
     Option(BenchOption),
+    /// The probe body, by name; a value is the body's index in [`Body::ALL`].
+    Body,
+    /// The consumer count (`-c`), for the benchmarks that have consumers.
+    Consumers,
 }
 
 impl SweepParam {
@@ -132,7 +275,17 @@ impl SweepParam {
     pub fn name(&self) -> &'static str {
         match self {
             SweepParam::Producers { name } => name,
-            SweepParam::Option(option) => option.long,
+            SweepParam::Option(option) => option.long(),
+            SweepParam::Body => "body",
+            SweepParam::Consumers => "consumers",
+        }
+    }
+
+    /// How a value is shown: the number, or a body's name.
+    pub fn label(&self, value: u64) -> String {
+        match (self, Body::from_index(value)) {
+            (SweepParam::Body, Some(body)) => body.name().to_string(),
+            _ => value.to_string(),
         }
     }
 }
@@ -153,37 +306,35 @@ pub enum OutputTarget {
     Stdout,
 }
 
+/// The outputs asked for, each by the long flag of its format (`json`, the
+/// name of an exporter in `report::export::FORMATS`) with its target.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outputs {
-    pub json: Option<OutputTarget>,
-    pub csv: Option<OutputTarget>,
-    pub plot: Option<PathBuf>,
+    pub targets: Vec<(&'static str, OutputTarget)>,
 }
 
 impl Outputs {
-    /// An output takes stdout, so the text report goes to stderr.
-    pub fn stdout_taken(&self) -> bool {
-        [&self.json, &self.csv]
+    /// The target of the format `long`, if asked for.
+    pub fn target(&self, long: &str) -> Option<&OutputTarget> {
+        self.targets
             .iter()
-            .any(|t| **t == Some(OutputTarget::Stdout))
+            .find_map(|(format, target)| (*format == long).then_some(target))
     }
 
-    /// Every output that names a file, with its flag.
-    pub fn files(&self) -> Vec<(&'static str, &std::path::Path)> {
-        fn file(target: &Option<OutputTarget>) -> Option<&std::path::Path> {
-            match target {
-                Some(OutputTarget::File(path)) => Some(path.as_path()),
-                _ => None,
-            }
-        }
-        [
-            ("--json", file(&self.json)),
-            ("--csv", file(&self.csv)),
-            ("--plot", self.plot.as_deref()),
-        ]
-        .into_iter()
-        .filter_map(|(flag, path)| Some((flag, path?)))
-        .collect()
+    /// An output takes stdout, so the text report goes to stderr.
+    pub fn stdout_taken(&self) -> bool {
+        self.targets.iter().any(|(_, t)| *t == OutputTarget::Stdout)
+    }
+
+    /// Every output that names a file, with its flag (`--json`).
+    pub fn files(&self) -> Vec<(String, &std::path::Path)> {
+        self.targets
+            .iter()
+            .filter_map(|(long, target)| match target {
+                OutputTarget::File(path) => Some((format!("--{long}"), path.as_path())),
+                OutputTarget::Stdout => None,
+            })
+            .collect()
     }
 }
 
@@ -225,6 +376,10 @@ pub struct Repetition {
     /// Keep adding runs until the 95 % interval's half-width is at most this
     /// percentage of the mean.
     pub precision: Option<f64>,
+    /// `--until-decided`: keep adding interleaved rounds until every change
+    /// from the first benchmark is decided (different, or within ±this
+    /// percentage), or the bounds are reached.
+    pub until_decided: Option<f64>,
     pub max_runs: u32,
     pub max_secs: u64,
 }
@@ -232,7 +387,22 @@ pub struct Repetition {
 impl Repetition {
     /// Whether results are reported run by run, with run statistics.
     pub fn is_repeated(&self) -> bool {
-        self.runs > 1 || self.precision.is_some()
+        self.runs > 1 || self.is_open_ended()
+    }
+
+    /// Whether the rounds go on until a condition, bounded by `max_runs`
+    /// and `max_secs`, rather than a fixed count.
+    pub fn is_open_ended(&self) -> bool {
+        self.precision.is_some() || self.until_decided.is_some()
+    }
+
+    /// The most rounds a run may take: `--runs`, or `--max-runs` under
+    /// `--precision` or `--until-decided`.
+    pub fn rounds(&self) -> u32 {
+        match self.is_open_ended() {
+            true => self.max_runs,
+            false => self.runs,
+        }
     }
 }
 
@@ -246,6 +416,8 @@ pub struct RunRequest {
     pub outputs: Outputs,
     /// The closing table of several benchmarks in Markdown.
     pub markdown: bool,
+    /// The change, in %, the closing table plans rounds for (`--effect`).
+    pub effect_pct: f64,
     pub quiet: bool,
     pub verbose: bool,
     /// `--profile`: sample each run's measured seconds.

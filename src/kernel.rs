@@ -84,16 +84,6 @@ pub fn vm() -> Option<String> {
     std::env::var("BENCH_VM").ok().filter(|v| !v.is_empty())
 }
 
-/// `, emulated (TCG): not a performance number` on a run whose times come
-/// from an emulated CPU; empty otherwise.
-pub fn emulation_note() -> &'static str {
-    if vm().as_deref() == Some("tcg") {
-        ", emulated (TCG): not a performance number"
-    } else {
-        ""
-    }
-}
-
 /// Where tracefs is mounted, if anywhere.
 pub fn tracefs() -> Option<&'static str> {
     ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]

@@ -3,9 +3,10 @@
 use std::process::ExitCode;
 
 use bench::cli::{self, Command};
-use bench::error::{panic_message, Error};
-use bench::report::{listing, output};
-use bench::{app, bpf, compare, interrupt, kernel, probe, results};
+use bench::config::OutputTarget;
+use bench::error::{panic_message, Error, Result};
+use bench::report::{console, listing, output};
+use bench::{app, bpf, calibrate, compare, interrupt, kernel, probe, progress, results};
 
 fn main() -> ExitCode {
     // Like any Unix filter: `bench ... | head` ends bench when head exits
@@ -21,73 +22,17 @@ fn main() -> ExitCode {
         if name.starts_with("producer-") || name.starts_with("consumer-") {
             return;
         }
-        eprintln!(
-            "error: internal error in thread {name}: {}",
-            panic_message(info.payload())
-        );
+        console::internal_error(name, &panic_message(info.payload()));
     }));
 
     interrupt::install();
+    raise_open_file_limit();
+    progress::listen(console::draw_progress);
     let mut bench_name = None;
-    let result = cli::parse(std::env::args_os()).and_then(|command| match command {
-        Command::Print(text) => {
-            output::print_line(text.trim_end());
-            Ok(())
-        }
-        Command::List => {
-            for line in listing::list_lines() {
-                output::print_line(&line);
-            }
-            Ok(())
-        }
-        Command::Probe {
-            benches,
-            json,
-            verbose,
-        } => {
-            bpf::init_logging(verbose);
-            if let Some(bench::config::OutputTarget::File(path)) = &json {
-                output::check_writable("--json", path)?;
-            }
-            let outcomes = probe::probe_each(&benches);
-            match json {
-                Some(target) => {
-                    let file = probe::ProbeFile {
-                        schema: probe::SCHEMA,
-                        tool: results::Tool::this(),
-                        kernel_release: kernel::release(),
-                        partial: outcomes.len() < benches.len(),
-                        benchmarks: outcomes,
-                    };
-                    output::write(&target, listing::probe_json(&file).as_bytes())
-                }
-                None => {
-                    for line in listing::probe_lines(&outcomes) {
-                        output::print_line(&line);
-                    }
-                    Ok(())
-                }
-            }
-        }
-        Command::Run(request) => {
-            // Several benchmarks name the one that failed in the error.
-            if let [only] = &request.benches[..] {
-                bench_name = Some(only.bench);
-            }
-            app::run(&request)
-        }
-        Command::Compare(args) => {
-            let comparison = compare::run(&args)?;
-            for line in &comparison.report {
-                output::print_line(line);
-            }
-            comparison.regression.map_or(Ok(()), Err)
-        }
-        Command::Completions(shell) => output::write_stdout(&cli::completions(shell)),
-        Command::Man => output::write_stdout(&cli::man_page()?),
-    });
-    // What could not be printed is a failure too (a full disk behind stdout).
-    let result = result.and_then(|()| output::stdout_failure().map_or(Ok(()), Err));
+    let result =
+        cli::parse(std::env::args_os()).and_then(|command| dispatch(command, &mut bench_name));
+    // What could not be printed or written is a failure too (a full disk).
+    let result = output::with_kept_failures(result);
     // A command that finished anyway after a Ctrl-C (--list, compare) still
     // says it was interrupted.
     let result = result.and_then(|()| match interrupt::received() {
@@ -100,14 +45,108 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            match (&err, bench_name) {
-                (Error::Unsupported(why), Some(bench)) => eprintln!("unsupported: {bench}: {why}"),
-                (Error::Unsupported(_), None) | (Error::Interrupted { .. }, _) => {
-                    eprintln!("{err}")
-                }
-                _ => eprintln!("error: {err}"),
-            }
+            console::error(&err, bench_name);
             ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+/// Does what the command line asks; `bench_name` learns the benchmark of a
+/// run of one, which an unsupported error names.
+fn dispatch(command: Command, bench_name: &mut Option<&'static str>) -> Result<()> {
+    match command {
+        Command::Print(text) => {
+            output::print_line(text.trim_end());
+            Ok(())
+        }
+        Command::List => {
+            for line in listing::list_lines() {
+                output::print_line(&line);
+            }
+            Ok(())
+        }
+        Command::Probe {
+            benches,
+            options,
+            json,
+            verbose,
+        } => probe(&benches, options, json, verbose),
+        Command::Run(request) => {
+            // Several benchmarks name the one that failed in the error.
+            if let [only] = &request.benches[..] {
+                *bench_name = Some(only.bench);
+            }
+            app::run(&request)
+        }
+        Command::Compare(args) => {
+            let comparison = compare::run(&args)?;
+            for line in &comparison.report {
+                output::print_line(line);
+            }
+            comparison.regression.map_or(Ok(()), Err)
+        }
+        Command::Calibrate { args, quiet } => calibrate::run(&args, quiet),
+        Command::Completions(shell) => output::write_stdout(&cli::completions(shell)),
+        Command::Man(subcommand) => output::write_stdout(&cli::man_page(subcommand.as_deref())?),
+    }
+}
+
+/// `--probe`: tries each benchmark and prints or writes the outcomes.
+fn probe(
+    benches: &[&'static dyn bench::benches::Benchmark],
+    options: probe::ProbeOptions,
+    json: Option<OutputTarget>,
+    verbose: bool,
+) -> Result<()> {
+    bpf::init_logging(verbose);
+    if let Some(OutputTarget::File(path)) = &json {
+        output::check_writable("--json", path)?;
+    }
+    let outcomes = probe::probe_each(benches, options);
+    match json {
+        Some(target) => {
+            let file = results::ProbeFile {
+                schema: results::PROBE_SCHEMA,
+                tool: results::Tool::this(),
+                kernel_release: kernel::release(),
+                partial: outcomes.len() < benches.len(),
+                benchmarks: outcomes,
+            };
+            output::write(&target, listing::probe_json(&file).as_bytes())
+        }
+        None => {
+            for line in listing::probe_lines(&outcomes) {
+                output::print_line(&line);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Raises the limit on open files: every classic uprobe or kprobe link (and
+/// every USDT site where the kernel has no uprobe-multi link) holds a perf
+/// event descriptor, and a cycle of tens of thousands needs more than the
+/// usual 1024 (soft) or 4096 (hard). Root may raise the hard limit too; others
+/// get their hard limit. A failure leaves the limit as it was.
+fn raise_open_file_limit() {
+    // Every attach site of bench, with room for the rest of the process.
+    const WANTED: libc::rlim_t = 131_072;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the struct they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 || limit.rlim_cur >= WANTED {
+            return;
+        }
+        let raised = libc::rlimit {
+            rlim_cur: WANTED,
+            rlim_max: limit.rlim_max.max(WANTED),
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
         }
     }
 }

@@ -9,6 +9,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::runner::phases::{RunObserver, Timing};
+use crate::stats::Sample;
+
 /// A run's noise figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -140,6 +143,55 @@ impl NoiseMeter {
     }
 }
 
+/// The noise meter as a run's observer: it reads over the measured seconds
+/// only, one tick per measured sample.
+pub struct NoiseObserver {
+    own_threads: usize,
+    meter: Option<NoiseMeter>,
+    /// Whether a measured second ended: the figures of a run stopped before
+    /// its first one cover a fraction of a second of thread start-up, which
+    /// says nothing of the run, so there are none.
+    measured: bool,
+    noise: Option<Noise>,
+}
+
+impl NoiseObserver {
+    /// `own_threads`: the run's producers and consumers.
+    pub fn new(own_threads: usize) -> NoiseObserver {
+        NoiseObserver {
+            own_threads,
+            meter: None,
+            measured: false,
+            noise: None,
+        }
+    }
+
+    /// The figures of the measured seconds, if one was measured.
+    pub fn finish(self) -> Option<Noise> {
+        if !self.measured {
+            return None;
+        }
+        self.noise.or_else(|| self.meter.map(NoiseMeter::finish))
+    }
+}
+
+impl RunObserver for NoiseObserver {
+    fn measure_started(&mut self, _timing: Timing) {
+        self.meter = Some(NoiseMeter::start(self.own_threads));
+    }
+
+    fn sample(&mut self, sample: &Sample) {
+        if let (false, Some(meter)) = (sample.warmup, self.meter.as_mut()) {
+            meter.tick();
+            self.measured = true;
+        }
+    }
+
+    fn measure_ended(&mut self, _samples: &[Sample]) {
+        self.noise = self.meter.take().map(NoiseMeter::finish);
+    }
+}
+
 /// The all-CPU line of /proc/stat: user nice system idle iowait irq softirq
 /// steal (guest time is already inside user and nice).
 fn cpu_times() -> Option<CpuTimes> {
@@ -264,6 +316,38 @@ fn virtualization() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_stopped_before_its_first_measured_second_has_no_noise_figures() {
+        let timing = Timing {
+            warmup_secs: 0,
+            duration_secs: 5,
+        };
+        let second = |warmup| Sample {
+            iteration: 0,
+            elapsed_ns: 1_000_000_000,
+            late_ns: 0,
+            hits: 1,
+            drops: 0,
+            warmup,
+        };
+        // Stopped with no sample, or with warm-up samples only: none.
+        for samples in [vec![], vec![second(true)]] {
+            let mut observer = NoiseObserver::new(1);
+            observer.measure_started(timing);
+            for sample in &samples {
+                observer.sample(sample);
+            }
+            observer.measure_ended(&samples);
+            assert_eq!(observer.finish(), None, "{samples:?}");
+        }
+        // One measured second: figures.
+        let mut observer = NoiseObserver::new(1);
+        observer.measure_started(timing);
+        observer.sample(&second(false));
+        observer.measure_ended(&[second(false)]);
+        assert!(observer.finish().is_some());
+    }
 
     #[test]
     fn this_machines_noise_is_read() {

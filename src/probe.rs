@@ -1,63 +1,72 @@
 //! `bench --probe`: which benchmarks this kernel can run, found by setting each
 //! one up for real (load and attach) and tearing it down again.
 
-use serde::Serialize;
-
-use crate::benches::Benchmark;
+use crate::benches::{self, Benchmark};
 use crate::bpf;
+use crate::config::{Body, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::results::Tool;
 
-/// Sets `bench` up with its defaults and drops it at once.
-pub fn probe(bench: &dyn Benchmark) -> Result<()> {
+/// The options of a run that change what set-up loads and attaches, and so
+/// what `--probe` tries: `--body` (`-s` is `--body stack`), `--read-bytes`,
+/// `--pid-filter`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeOptions {
+    pub body: Body,
+    pub read_bytes: u32,
+    pub pid_filter: bool,
+}
+
+/// `bench`'s default configuration with `options`; refused (exit 2) as a run
+/// would be when the benchmark does not take them.
+fn config_with(bench: &dyn Benchmark, options: ProbeOptions) -> Result<RunConfig> {
+    let mut config = bench.default_config()?;
+    config.body = options.body;
+    config.read_bytes = options.read_bytes;
+    config.pid_filter = options.pid_filter;
+    bench.check_global_options(&config)?;
+    Ok(config)
+}
+
+/// What `--probe` tries: the benchmarks named (each must take `options`),
+/// or, when none is named, every benchmark that takes them.
+pub fn chosen(
+    named: Vec<&'static dyn Benchmark>,
+    options: ProbeOptions,
+) -> Result<Vec<&'static dyn Benchmark>> {
+    if named.is_empty() {
+        return Ok(benches::all()
+            .filter(|b| config_with(*b, options).is_ok())
+            .collect());
+    }
+    for bench in &named {
+        config_with(*bench, options)?;
+    }
+    Ok(named)
+}
+
+/// Sets `bench` up with its defaults and `options` and drops it at once.
+pub fn probe(bench: &dyn Benchmark, options: ProbeOptions) -> Result<()> {
     if bench.needs_bpf() {
         bpf::check_privileges(bench.name(), bench.needs())?;
     }
-    let config = bench.default_config()?;
+    let config = config_with(bench, options)?;
     bench.setup(&config).map(drop)
 }
 
-/// How one benchmark fared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    Unsupported,
-    /// This process lacks a privilege the benchmark needs.
-    Permission,
-    Error,
-}
+// The outcomes are data, kept with the results: the report prints them
+// without knowing how they were found.
+pub use crate::results::{
+    ProbeFile, ProbeOutcome as Outcome, ProbeStatus as Status, PROBE_SCHEMA as SCHEMA,
+};
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Outcome {
-    pub name: &'static str,
-    pub status: Status,
-    /// Why, unless `ok`.
-    pub reason: Option<String>,
-}
-
-/// `--probe --json`: the outcomes with what they were found on.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ProbeFile {
-    pub schema: &'static str,
-    pub tool: Tool,
-    pub kernel_release: String,
-    /// Interrupted before every benchmark was tried.
-    pub partial: bool,
-    pub benchmarks: Vec<Outcome>,
-}
-
-/// Names this format; bumped when a field changes meaning or goes away.
-pub const SCHEMA: &str = "bench-probe/1";
-
-/// Tries each of `benches` in turn; stops early at Ctrl-C.
-pub fn probe_each(benches: &[&'static dyn Benchmark]) -> Vec<Outcome> {
+/// Tries each of `benches` in turn with `options`; stops early at Ctrl-C.
+pub fn probe_each(benches: &[&'static dyn Benchmark], options: ProbeOptions) -> Vec<Outcome> {
     benches
         .iter()
         .take_while(|_| interrupt::received().is_none())
         .map(|bench| {
-            let (status, reason) = match probe(*bench) {
+            let (status, reason) = match probe(*bench, options) {
                 Ok(()) => (Status::Ok, None),
                 Err(Error::Unsupported(why)) => (Status::Unsupported, Some(why)),
                 Err(Error::Permission(_)) => (

@@ -11,14 +11,18 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
+use crate::latency::{LatencyOverRuns, LatencyRecord};
 use crate::noise::{Machine, Noise};
-use crate::profile::Breakdown;
+use crate::profile::{Breakdown, Profile};
 use crate::runner::affinity::{format_cpu_list, Affinity, Placement};
 use crate::runner::FixedRun;
-use crate::stats::{RunStats, Sample, Summary};
+use crate::stats::{Change, Decision, Over, RunStats, Sample, Sensitivity, Summary, Verdict};
 
 /// Names this format; bumped when a field changes meaning or goes away.
-pub const SCHEMA: &str = "bench-result/1";
+pub const SCHEMA: &str = "bench-result/2";
+/// The layout before: the same but that a run-level summary counted its runs
+/// under `samples` (read, and relabelled as runs).
+const SCHEMA_1: &str = "bench-result/1";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +45,83 @@ pub struct ResultFile {
     /// With `--precision`: the target and whether it was reached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<PrecisionRecord>,
+    /// In an interleaved invocation, for every benchmark but the first: its
+    /// change from the first, as the closing table judged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<ComparisonRecord>,
+    /// In an interleaved invocation: its identity, shared by the files it
+    /// wrote, so that `compare` can pair their runs round by round (a run's
+    /// `repetition` is its round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleaved: Option<String>,
+    /// With `--until-decided`: the margin, the adjusted level and what
+    /// ended the rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialRecord>,
+    /// An attach benchmark's statistics over its cycles (one per run), one
+    /// entry per swept value (or one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycle_stats: Vec<CycleLevel>,
+}
+
+/// How an `--until-decided` invocation looked and why it stopped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SequentialRecord {
+    /// Changes whose interval lies within ±this (in %) are equivalent.
+    pub within_pct: f64,
+    pub max_runs: u32,
+    /// The planned looks: one a round from round 3 to `max_runs`.
+    pub looks: u32,
+    /// The significance level of each look: 0.05 / looks (Bonferroni).
+    pub alpha_per_look: f64,
+    /// What ended the rounds: `decided-different`, `decided-equivalent`,
+    /// `decided` (some of each), `max-runs`, `max-time` or `interrupt`.
+    pub stopped_by: StopReason,
+    pub runs: u32,
+    /// Each benchmark's decision and change (at the adjusted level) at the
+    /// last look, the first benchmark's excepted.
+    pub decisions: Vec<SequentialDecision>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SequentialDecision {
+    pub benchmark: String,
+    pub decision: Decision,
+    pub change: Change,
+}
+
+/// One interleaved benchmark's change from the invocation's first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonRecord {
+    /// The benchmark the change is from.
+    pub baseline: String,
+    /// What the verdict judged: `paired-by-round` (per-round log ratios).
+    pub basis: String,
+    /// Changes smaller than this (in %) are not called a change.
+    pub noise_pct: f64,
+    /// The change the verdict is of, paired by round.
+    pub paired: Change,
+    /// The same run means by Welch's test, as if unpaired: what pairing gained.
+    pub unpaired: Option<Change>,
+    pub verdict: Verdict,
+    /// What the paired rounds could have detected (95 % confidence, 80 % power).
+    pub sensitivity: Option<Sensitivity>,
+}
+
+/// The attach and detach times of one configuration over its runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CycleLevel {
+    pub sweep_value: Option<u64>,
+    pub probes: usize,
+    /// Wall µs per probe: mean, between-run sd, 95 % interval.
+    pub attach_us_per_probe: RunStats,
+    pub detach_us_per_probe: RunStats,
+    /// Cycles in which every probe fired exactly once.
+    pub all_fired: usize,
 }
 
 /// The statistics over a configuration's independent runs.
@@ -54,6 +135,45 @@ pub struct RunLevel {
     /// Every figure of a run's summary, as the mean of the runs' figures, with
     /// the between-run sd as the spread.
     pub summary: Summary,
+    /// With `--latency`: the runs' histograms merged, and each percentile's
+    /// spread between the runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyOverRuns>,
+}
+
+/// What ended `--precision`'s (or `--until-decided`'s) runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// The interval is as narrow as asked.
+    Target,
+    /// `--max-runs` runs were done.
+    MaxRuns,
+    /// `--max-time` passed (no new run starts after it).
+    MaxTime,
+    /// A signal, or a failure, stopped the runs.
+    Interrupt,
+    /// `--until-decided`: every change was decided different.
+    DecidedDifferent,
+    /// `--until-decided`: every change was decided equivalent.
+    DecidedEquivalent,
+    /// `--until-decided`: every change was decided, some each way.
+    Decided,
+}
+
+impl StopReason {
+    /// The name it is kept under, as in the result file.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Target => "target",
+            StopReason::MaxRuns => "max-runs",
+            StopReason::MaxTime => "max-time",
+            StopReason::Interrupt => "interrupt",
+            StopReason::DecidedDifferent => "decided-different",
+            StopReason::DecidedEquivalent => "decided-equivalent",
+            StopReason::Decided => "decided",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -62,8 +182,7 @@ pub struct PrecisionRecord {
     /// The half-width of the 95 % interval asked for, in % of the mean.
     pub target_pct: f64,
     pub reached: bool,
-    /// What ended the runs: `target`, `max-runs`, `max-time` or `interrupt`.
-    pub stopped_by: String,
+    pub stopped_by: StopReason,
     pub runs: u32,
 }
 
@@ -91,6 +210,10 @@ pub struct Context {
     /// times are not performance numbers). Absent in older files.
     #[serde(default)]
     pub vm: Option<String>,
+    /// What decides a probe's detach cost: RCU expediting, the preemption
+    /// model, IBT. Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detach_facts: Option<crate::attach::facts::DetachFacts>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,12 +228,26 @@ pub struct Options {
     pub repeat: Option<u64>,
     /// The benchmark's own options, defaults filled in.
     pub params: BTreeMap<String, u64>,
-    /// `-s/--stacktrace` was given.
+    /// `-s/--stacktrace` (or `--body stack`) was given.
     #[serde(default, skip_serializing_if = "is_false")]
     pub stacktrace: bool,
+    /// `--body KIND`, unless the count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// `--read-bytes`, when the read-user body was asked for or it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u32>,
     /// `--pid-filter` was given.
     #[serde(default, skip_serializing_if = "is_false")]
     pub pid_filter: bool,
+    /// With `--profile`: the sampling frequency per CPU. The sampler takes
+    /// CPU time from what it measures, so a profiled run is not compared
+    /// with an unprofiled one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_freq_hz: Option<u64>,
+    /// `--latency` was given: each run has its `latency`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub latency: bool,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -122,6 +259,10 @@ fn is_false(value: &bool) -> bool {
 pub struct SweepInfo {
     pub param: String,
     pub values: Vec<u64>,
+    /// How each value is shown, for a parameter of names (`body`: the value
+    /// is the body's index); absent for numbers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -156,6 +297,20 @@ pub struct RunRecord {
     /// With `--profile`: where the measured seconds went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<Breakdown>,
+    /// With `--latency`: the distribution of an operation's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyRecord>,
+    /// An attach benchmark's cycle: attach and detach times, what fired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<crate::runner::cycles::CycleRecord>,
+    /// For attach churn: the cycles the churning threads finished in the
+    /// measured seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<crate::runner::cycles::ChurnRecord>,
+    /// With `--profile`: the sampled stacks, for the profile's own files
+    /// (folded stacks, flame graph); not kept in the result file.
+    #[serde(skip)]
+    pub stacks: Option<Profile>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,11 +329,37 @@ impl From<&Placement> for PlacementRecord {
     }
 }
 
+impl RunRecord {
+    /// The record of a run about to start with `config` on `placement`:
+    /// what it measures is filled in as it goes.
+    pub fn new(config: &RunConfig, placement: &Placement) -> RunRecord {
+        RunRecord {
+            sweep_value: None,
+            producers: config.producers,
+            params: params_record(config),
+            placement: placement.into(),
+            partial: false,
+            samples: Vec::new(),
+            summary: None,
+            fixed: None,
+            repetition: None,
+            noise: None,
+            probe_path: None,
+            profile: None,
+            latency: None,
+            stacks: None,
+            cycle: None,
+            churn: None,
+        }
+    }
+}
+
+/// The options' values as the result file keeps them (flags as 0 and 1).
 pub fn params_record(config: &RunConfig) -> BTreeMap<String, u64> {
     config
         .params
         .iter()
-        .map(|(k, v)| (k.to_string(), v))
+        .map(|(k, v)| (k.to_string(), v.as_number()))
         .collect()
 }
 
@@ -213,8 +394,25 @@ impl Options {
             affinity,
             repeat: config.repeat,
             params: params_record(config),
-            stacktrace: config.stacktrace,
+            stacktrace: config.body == crate::config::Body::Stack,
+            body: match config.body {
+                crate::config::Body::Count => None,
+                body => Some(body.name().to_string()),
+            },
+            read_bytes: (config.body == crate::config::Body::ReadUser
+                || config.read_bytes != crate::config::DEFAULT_READ_BYTES)
+                .then_some(config.read_bytes),
             pid_filter: config.pid_filter,
+            latency: config.latency,
+            profile_freq_hz: None,
+        }
+    }
+
+    /// These options, sampled by `--profile` at `freq_hz` when given.
+    pub fn profiled(self, freq_hz: Option<u64>) -> Options {
+        Options {
+            profile_freq_hz: freq_hz,
+            ..self
         }
     }
 }
@@ -229,6 +427,16 @@ impl Tool {
     }
 }
 
+/// An identity for one invocation: its start time and process id, which no
+/// other invocation on this machine shares.
+pub fn invocation_id() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{nanos}-{}", std::process::id())
+}
+
 impl Context {
     pub fn gather(online: &[usize]) -> Context {
         Context {
@@ -238,6 +446,7 @@ impl Context {
             date: rfc3339_utc(SystemTime::now()),
             machine: Machine::gather(),
             vm: kernel::vm(),
+            detach_facts: Some(crate::attach::facts::DetachFacts::gather()),
         }
     }
 }
@@ -294,16 +503,58 @@ impl ResultFile {
                 path.display()
             ))
         })?;
-        if file.schema != SCHEMA {
-            return Err(Error::usage(format!(
-                "{} has schema '{}'; this bench reads '{SCHEMA}'",
-                path.display(),
-                file.schema
-            )));
+        let mut file = file;
+        match file.schema.as_str() {
+            SCHEMA => {}
+            SCHEMA_1 => {
+                for level in &mut file.run_stats {
+                    level.summary.over = Over::Runs(level.summary.over.count());
+                }
+            }
+            other => {
+                return Err(Error::usage(format!(
+                    "{} has schema '{other}'; this bench reads '{SCHEMA}' and '{SCHEMA_1}'",
+                    path.display()
+                )))
+            }
         }
         Ok(file)
     }
 }
+
+/// How one benchmark fared under `--probe`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeStatus {
+    Ok,
+    Unsupported,
+    /// This process lacks a privilege the benchmark needs.
+    Permission,
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProbeOutcome {
+    pub name: &'static str,
+    pub status: ProbeStatus,
+    /// Why, unless `ok`.
+    pub reason: Option<String>,
+}
+
+/// `--probe --json`: the outcomes with what they were found on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProbeFile {
+    pub schema: &'static str,
+    pub tool: Tool,
+    pub kernel_release: String,
+    /// Interrupted before every benchmark was tried.
+    pub partial: bool,
+    pub benchmarks: Vec<ProbeOutcome>,
+}
+
+/// Names the `--probe --json` format; bumped when a field changes meaning or
+/// goes away.
+pub const PROBE_SCHEMA: &str = "bench-probe/1";
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,11 @@
 //! `--sweep PARAM=LIST`: the same benchmark once per value of one parameter.
 
 use crate::benches::{self, Benchmark};
-use crate::config::{RunConfig, SweepParam, SweepSpec, MAX_THREADS};
+use crate::config::{Body, RunConfig, SweepParam, SweepSpec, MAX_THREADS};
 use crate::error::{Error, Result};
 use crate::lists::{parse_ranges, ListSyntax};
+use crate::results::RunRecord;
+use crate::stats::{self, MeanSd, RunStats, Summary};
 
 /// The most values one sweep may take.
 pub const MAX_POINTS: usize = 256;
@@ -16,7 +18,23 @@ pub struct SweepRequest {
     pub values: Vec<u64>,
 }
 
-/// Parses `producers=1,2,4` or `trig-batch-iters=1..8` (an inclusive range).
+/// Parses `body=count,ktime`: the bodies by name, kept as their indices in
+/// [`Body::ALL`].
+fn parse_bodies(list: &str) -> std::result::Result<Vec<u64>, String> {
+    let mut values = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let body = Body::from_name(name)
+            .ok_or_else(|| format!("'{name}' is not a body; the bodies are {}", Body::names()))?;
+        if values.contains(&body.index()) {
+            return Err(format!("the body {name} is listed twice"));
+        }
+        values.push(body.index());
+    }
+    Ok(values)
+}
+
+/// Parses `producers=1,2,4`, `trig-batch-iters=1..8` (an inclusive range) or
+/// `body=count,ktime` (names).
 pub fn parse_spec(text: &str) -> std::result::Result<SweepRequest, String> {
     const SYNTAX: ListSyntax = ListSyntax {
         range: "..",
@@ -29,6 +47,12 @@ pub fn parse_spec(text: &str) -> std::result::Result<SweepRequest, String> {
     let param = param.trim();
     if param.is_empty() {
         return Err("the parameter name is empty".into());
+    }
+    if param == "body" {
+        return Ok(SweepRequest {
+            param: param.to_string(),
+            values: parse_bodies(list)?,
+        });
     }
     let mut values = Vec::new();
     for (lo, hi) in parse_ranges(list, &SYNTAX)? {
@@ -56,14 +80,24 @@ pub fn resolve(request: &SweepRequest, bench: &dyn Benchmark) -> Result<SweepSpe
     let name = request.param.as_str();
     let param = if name == "producers" {
         SweepParam::Producers { name: "producers" }
-    } else if let Some(alias) = bench.producers_alias().filter(|a| *a == name) {
-        SweepParam::Producers { name: alias }
-    } else if let Some(option) = bench.options().iter().find(|o| o.long == name) {
+    } else if let Some(alias) = bench.producers_alias().filter(|a| a.name() == name) {
+        SweepParam::Producers { name: alias.name() }
+    } else if let Some(option) = bench.options().iter().find(|o| o.long() == name) {
         SweepParam::Option(*option)
+    } else if name == "body" && bench.takes_bodies() {
+        SweepParam::Body
+    } else if name == "consumers" && bench.has_consumers() {
+        SweepParam::Consumers
     } else {
-        let names: Vec<&str> = bench.options().iter().map(|o| o.long).collect();
+        let names: Vec<&str> = bench.options().iter().map(|o| o.long()).collect();
+        let body = if bench.takes_bodies() { ", body" } else { "" };
+        let consumers = if bench.has_consumers() {
+            ", consumers"
+        } else {
+            ""
+        };
         return Err(Error::usage(format!(
-            "--sweep {name}: {} has no such option; it sweeps producers{}",
+            "--sweep {name}: {} has no such option; it sweeps producers{body}{consumers}{}",
             bench.name(),
             names.iter().map(|n| format!(", {n}")).collect::<String>()
         )));
@@ -94,16 +128,120 @@ pub fn points(spec: &SweepSpec, bench: &dyn Benchmark, base: &RunConfig) -> Resu
                     }
                     config.producers = value as usize;
                 }
+                SweepParam::Body => {
+                    let body = Body::from_index(value).ok_or_else(|| {
+                        Error::usage(format!("--sweep body: no body has the index {value}"))
+                    })?;
+                    // Consumers drain the ringbuf body's ring, and only it has one.
+                    if body != Body::Ringbuf {
+                        config.consumers = 0;
+                    }
+                    config.body = body;
+                    bench.check_global_options(&config)?;
+                }
+                SweepParam::Consumers => {
+                    if value > MAX_THREADS {
+                        return Err(Error::usage(format!(
+                            "--sweep consumers={value}: consumers must be at most {MAX_THREADS}"
+                        )));
+                    }
+                    config.consumers = value as usize;
+                }
                 SweepParam::Option(option) => {
-                    let mut given: Vec<(&'static str, u64)> = config.params.iter().collect();
-                    for entry in given.iter_mut().filter(|(name, _)| *name == option.long) {
+                    let Some(value) = option.value_from_number(value) else {
+                        return Err(Error::usage(format!(
+                            "--sweep {}={value}: a flag takes 0 (off) and 1 (on)",
+                            option.long()
+                        )));
+                    };
+                    let mut given: Vec<_> = config.params.iter().collect();
+                    for entry in given.iter_mut().filter(|(name, _)| *name == option.long()) {
                         entry.1 = value;
                     }
                     config.params = benches::resolve_params(bench, &given)?;
+                    benches::check_option_needs(bench, &[option.long()], &config.params)?;
                 }
             }
             bench.validate(&config)?;
             Ok(config)
+        })
+        .collect()
+}
+
+/// One body's line of a body sweep's table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyRow {
+    pub body: &'static str,
+    /// Hits per second, events dropped included (the probe's rate): over the
+    /// runs' means, or the seconds of the one run.
+    pub rate: MeanSd,
+    /// Events dropped, in % of the hits (the ringbuf body).
+    pub drops_pct: f64,
+    /// One producer's time per hit.
+    pub ns_per_hit: f64,
+    /// The body's cost per hit: the time per hit minus the count's, paired
+    /// run by run (the rounds interleave them); `None` for the count itself
+    /// or when the sweep has no count.
+    pub cost_ns: Option<RunStats>,
+}
+
+/// One producer's time per hit in a run, from its probe rate.
+fn ns_per_hit(run: &RunRecord) -> Option<f64> {
+    let summary = run.summary.as_ref()?;
+    (summary.total.mean > 0.0).then(|| run.producers.max(1) as f64 * 1e9 / summary.total.mean)
+}
+
+/// The table of a body sweep: each body's rate and its cost per hit against
+/// the count. `records` are the runs of each value, in round order.
+pub fn body_rows(values: &[u64], records: &[Vec<RunRecord>]) -> Vec<BodyRow> {
+    let count = values
+        .iter()
+        .position(|&v| Body::from_index(v) == Some(Body::Count));
+    values
+        .iter()
+        .zip(records)
+        .enumerate()
+        .filter_map(|(i, (&value, runs))| {
+            let body = Body::from_index(value)?;
+            let summaries: Vec<&Summary> = runs.iter().filter_map(|r| r.summary.as_ref()).collect();
+            let rate = match summaries[..] {
+                [] => return None,
+                [one] => one.total,
+                _ => {
+                    let means: Vec<f64> = summaries.iter().map(|s| s.total.mean).collect();
+                    let stats = stats::run_stats(&means)?;
+                    MeanSd {
+                        mean: stats.mean,
+                        sd: stats.sd,
+                    }
+                }
+            };
+            let hits: f64 = summaries.iter().map(|s| s.hits.mean).sum();
+            let drops: f64 = summaries.iter().map(|s| s.drops.mean).sum();
+            let producers = runs.first().map_or(1, |r| r.producers.max(1));
+            let cost_ns = count.filter(|&c| c != i).and_then(|c| {
+                let paired: Vec<f64> = records[c]
+                    .iter()
+                    .zip(runs)
+                    .filter_map(|(base, run)| Some(ns_per_hit(run)? - ns_per_hit(base)?))
+                    .collect();
+                stats::run_stats(&paired)
+            });
+            Some(BodyRow {
+                body: body.name(),
+                rate,
+                drops_pct: if hits + drops > 0.0 {
+                    drops / (hits + drops) * 100.0
+                } else {
+                    0.0
+                },
+                ns_per_hit: if rate.mean > 0.0 {
+                    producers as f64 * 1e9 / rate.mean
+                } else {
+                    0.0
+                },
+                cost_ns,
+            })
         })
         .collect()
 }
@@ -137,11 +275,110 @@ mod tests {
             }
         );
         let spec = resolve(&parse_spec("threads=1,2").unwrap(), thread).unwrap();
-        assert!(matches!(spec.param, SweepParam::Option(o) if o.long == "threads"));
+        assert!(matches!(spec.param, SweepParam::Option(o) if o.long() == "threads"));
         let nop = benches::find("trig-uprobe-nop").unwrap();
         let err = resolve(&parse_spec("threads=1").unwrap(), nop).unwrap_err();
         assert!(err.to_string().contains("has no such option"), "{err}");
         assert!(resolve(&parse_spec("parallelism=1").unwrap(), nop).is_err());
+    }
+
+    #[test]
+    fn bodies_sweep_by_name() {
+        let s = parse_spec("body=count, ktime,ringbuf").unwrap();
+        let names: Vec<&str> = s
+            .values
+            .iter()
+            .map(|&v| Body::from_index(v).unwrap().name())
+            .collect();
+        assert_eq!(names, ["count", "ktime", "ringbuf"]);
+        assert!(parse_spec("body=count,nope")
+            .unwrap_err()
+            .contains("'nope' is not a body"));
+        assert!(parse_spec("body=ktime,ktime")
+            .unwrap_err()
+            .contains("listed twice"));
+        let nop = benches::find("trig-uprobe-nop").unwrap();
+        assert_eq!(resolve(&s, nop).unwrap().param, SweepParam::Body);
+        let baseline = benches::find("trig-syscall-count").unwrap();
+        assert!(resolve(&s, baseline).is_err());
+        // Only the ringbuf point keeps the consumers.
+        let base = RunConfig {
+            consumers: 2,
+            ..nop.default_config().unwrap()
+        };
+        let points = points(&resolve(&s, nop).unwrap(), nop, &base).unwrap();
+        let kept: Vec<(Body, usize)> = points.iter().map(|c| (c.body, c.consumers)).collect();
+        assert_eq!(
+            kept,
+            [(Body::Count, 0), (Body::Ktime, 0), (Body::Ringbuf, 2)]
+        );
+    }
+
+    /// A run of `producers` whose probe hit `hits` and dropped `drops` a
+    /// second.
+    fn run(producers: usize, hits: u64, drops: u64) -> RunRecord {
+        let sample = stats::Sample {
+            iteration: 0,
+            elapsed_ns: 1_000_000_000,
+            late_ns: 0,
+            hits,
+            drops,
+            warmup: false,
+        };
+        RunRecord {
+            sweep_value: None,
+            producers,
+            params: Default::default(),
+            placement: crate::results::PlacementRecord {
+                producers: vec![None; producers],
+                consumers: Vec::new(),
+            },
+            partial: false,
+            samples: vec![sample.clone()],
+            summary: stats::summarize(&[sample], producers),
+            fixed: None,
+            repetition: None,
+            noise: None,
+            probe_path: None,
+            profile: None,
+            stacks: None,
+            cycle: None,
+            churn: None,
+            latency: None,
+        }
+    }
+
+    #[test]
+    fn a_body_costs_its_time_per_hit_over_the_count_paired_by_round() {
+        // count at 1 M/s then 2 M/s (1000 and 500 ns/hit); ktime at 0.5 and
+        // 1 M/s (2000 and 1000 ns/hit): +1000 and +500 ns, mean +750.
+        let values = [
+            Body::Count.index(),
+            Body::Ktime.index(),
+            Body::Ringbuf.index(),
+        ];
+        let records = vec![
+            vec![run(1, 1_000_000, 0), run(1, 2_000_000, 0)],
+            vec![run(1, 500_000, 0), run(1, 1_000_000, 0)],
+            // Dropped events are hits too: 0.25 + 0.25 M/s is 2000 ns/hit.
+            vec![run(1, 250_000, 250_000), run(1, 250_000, 250_000)],
+        ];
+        let rows = body_rows(&values, &records);
+        assert_eq!(rows[0].body, "count");
+        assert_eq!(rows[0].cost_ns, None);
+        let ktime = rows[1].cost_ns.unwrap();
+        assert_eq!((ktime.runs, ktime.mean), (2, 750.0));
+        assert!(ktime.ci95.is_some());
+        let ringbuf = &rows[2];
+        assert_eq!(ringbuf.drops_pct, 50.0);
+        assert_eq!(ringbuf.ns_per_hit, 2000.0);
+        assert_eq!(ringbuf.cost_ns.unwrap().mean, (1000.0 + 1500.0) / 2.0);
+        // Per producer: two producers sharing 2 M/s take 1000 ns a hit each.
+        let rows = body_rows(&values[..1], &[vec![run(2, 2_000_000, 0)]]);
+        assert_eq!(rows[0].ns_per_hit, 1000.0);
+        // Without the count in the sweep, there is nothing to subtract.
+        let rows = body_rows(&values[1..2], &records[1..2]);
+        assert_eq!(rows[0].cost_ns, None);
     }
 
     #[test]

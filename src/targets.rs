@@ -106,7 +106,17 @@ macro_rules! usdt_site {
     };
 }
 
-usdt_site!("bench_usdt_nop", "nop", "    nop");
+// `nop` is the site libbpf's usdt.h emits on x86-64 (a nop, then a 5-byte nop):
+// on a kernel with the uprobe syscall, libbpf sees the pair and probes the
+// 5-byte nop, which the kernel optimizes. `nop1` is classic sdt.h's one-byte
+// nop, which always traps.
+usdt_site!(
+    "bench_usdt_nop",
+    "nop",
+    "    nop",
+    "    .byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
+);
+usdt_site!("bench_usdt_nop1", "nop1", "    nop");
 usdt_site!(
     "bench_usdt_nop5",
     "nop5",
@@ -119,6 +129,7 @@ extern "C" {
     fn bench_target_ret();
     fn bench_target_nop5();
     fn bench_usdt_nop();
+    fn bench_usdt_nop1();
     fn bench_usdt_nop5();
 }
 
@@ -129,19 +140,24 @@ pub enum Target {
     Push,
     Ret,
     Nop5,
-    /// A USDT site (provider `bench`, probe `nop`) on a nop.
+    /// A USDT site (provider `bench`, probe `nop`) on a nop followed by a
+    /// 5-byte nop, as libbpf's usdt.h lays it out.
     UsdtNop,
+    /// A USDT site (provider `bench`, probe `nop1`) on a lone one-byte nop,
+    /// as classic sdt.h lays it out.
+    UsdtNop1,
     /// A USDT site (provider `bench`, probe `nop5`) on a 5-byte nop.
     UsdtNop5,
 }
 
 impl Target {
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 7] = [
         Target::Nop,
         Target::Push,
         Target::Ret,
         Target::Nop5,
         Target::UsdtNop,
+        Target::UsdtNop1,
         Target::UsdtNop5,
     ];
 
@@ -152,6 +168,7 @@ impl Target {
     pub fn name(self) -> &'static str {
         match self {
             Target::Nop | Target::UsdtNop => "nop",
+            Target::UsdtNop1 => "nop1",
             Target::Push => "push",
             Target::Ret => "ret",
             Target::Nop5 | Target::UsdtNop5 => "nop5",
@@ -165,14 +182,17 @@ impl Target {
             Target::Ret => "bench_target_ret",
             Target::Nop5 => "bench_target_nop5",
             Target::UsdtNop => "bench_usdt_nop",
+            Target::UsdtNop1 => "bench_usdt_nop1",
             Target::UsdtNop5 => "bench_usdt_nop5",
         }
     }
 
-    /// The encoding of the first instruction.
+    /// The encoding of the first instruction (of the two, for the USDT
+    /// site that is a nop and a 5-byte nop).
     pub fn expected_bytes(self) -> &'static [u8] {
         match self {
-            Target::Nop | Target::UsdtNop => &[0x90],
+            Target::UsdtNop => &[0x90, 0x0f, 0x1f, 0x44, 0x00, 0x00],
+            Target::Nop | Target::UsdtNop1 => &[0x90],
             Target::Push => &[0x55],
             Target::Ret => &[0xc3],
             Target::Nop5 | Target::UsdtNop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00],
@@ -182,7 +202,8 @@ impl Target {
     /// The first instruction in AT&T syntax, for messages.
     pub fn instruction(self) -> &'static str {
         match self {
-            Target::Nop | Target::UsdtNop => "nop",
+            Target::UsdtNop => "nop; nopl 0x0(%rax,%rax,1)",
+            Target::Nop | Target::UsdtNop1 => "nop",
             Target::Push => "push %rbp",
             Target::Ret => "ret",
             Target::Nop5 | Target::UsdtNop5 => "nopl 0x0(%rax,%rax,1)",
@@ -199,6 +220,7 @@ impl Target {
             Target::Ret => op(bench_target_ret),
             Target::Nop5 => op(bench_target_nop5),
             Target::UsdtNop => op(bench_usdt_nop),
+            Target::UsdtNop1 => op(bench_usdt_nop1),
             Target::UsdtNop5 => op(bench_usdt_nop5),
         }
     }
@@ -208,8 +230,14 @@ impl Target {
 /// can count, used by the baselines.
 #[inline(always)]
 pub fn call_nop() {
-    // SAFETY: the target is a leaf that only executes `nop; ret`.
-    unsafe { bench_target_nop() }
+    // A direct `call bench_target_nop`, as the kernel runner's C loop does:
+    // called as an extern function, the position-independent binary would
+    // load its address from the GOT and call through a register.
+    // SAFETY: the target is a leaf that only executes `nop; ret`; the C ABI's
+    // caller-saved registers are declared clobbered, as for any call.
+    unsafe {
+        std::arch::asm!("call {target}", target = sym bench_target_nop, clobber_abi("C"));
+    }
 }
 
 /// The file offset of `symbol` in the ELF executable at `exe`: the symbol's

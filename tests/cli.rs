@@ -11,69 +11,29 @@ const PERMISSION: i32 = 3;
 
 #[test]
 fn bad_command_lines_get_one_sentence_and_exit_2() {
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["trig-uprobe-nopp"],
-            "unknown benchmark 'trig-uprobe-nopp'; did you mean trig-uprobe-nop",
-        ),
-        (&["uprobe-push"], "did you mean trig-uprobe-push"),
-        (
-            &["no-such-thing"],
-            "unknown benchmark 'no-such-thing'; `bench --list` shows them all",
-        ),
-        (&[], "no benchmark named"),
-        (
-            &["trig-syscall-count", "extra"],
-            "unknown benchmark 'extra'",
-        ),
-        (
-            &["-d", "0", "trig-syscall-count"],
-            "'--duration <SEC>': must be between 1 and 86400",
-        ),
-        (
-            &["-d", "-5", "trig-syscall-count"],
-            "expected a whole number, got '-5'",
-        ),
-        (
-            &["-w", "x", "trig-syscall-count"],
-            "'--warmup <SEC>': expected a whole number, got 'x'",
-        ),
-        (
-            &["-p", "0", "trig-syscall-count"],
-            "'--producers <N>': must be between 1 and 1024",
-        ),
-        (
-            &["-p", "-1", "trig-syscall-count"],
-            "expected a whole number, got '-1'",
-        ),
-        (&["-r", "0", "trig-syscall-count"], "'--repeat <N>'"),
-        (
-            &["--prod-affinity", "0-", "trig-syscall-count"],
-            "not a CPU number",
-        ),
-        (
-            &["--prod-affinity", "3-1", "trig-syscall-count"],
-            "runs backwards",
-        ),
-        (
-            &["--cons-affinity", "", "trig-syscall-count"],
-            "the CPU list is empty",
-        ),
-        (
-            &["--prod-affinity", "4095", "trig-syscall-count"],
-            "names CPU 4095, which is not online",
-        ),
-        (
-            &["--prod-affinity", "0", "-p", "2", "trig-syscall-count"],
-            "lists 1 CPU(s) but 2 producers",
-        ),
-        (
-            &["-c", "1", "trig-uprobe-nop"],
-            "trig-uprobe-nop has no consumers",
-        ),
-    ];
+    let cases = table(
+        "
+        trig-uprobe-nopp | unknown benchmark 'trig-uprobe-nopp'; did you mean trig-uprobe-nop
+        uprobe-push | did you mean trig-uprobe-push
+        no-such-thing | unknown benchmark 'no-such-thing'; `bench --list` shows them all
+        | no benchmark named
+        trig-syscall-count extra | unknown benchmark 'extra'
+        -d 0 trig-syscall-count | '--duration <SEC>': must be between 1 and 86400
+        -d -5 trig-syscall-count | expected a whole number, got '-5'
+        -w x trig-syscall-count | '--warmup <SEC>': expected a whole number, got 'x'
+        -p 0 trig-syscall-count | '--producers <N>': must be between 1 and 1024
+        -p -1 trig-syscall-count | expected a whole number, got '-1'
+        -r 0 trig-syscall-count | '--repeat <N>'
+        --prod-affinity 0- trig-syscall-count | not a CPU number
+        --prod-affinity 3-1 trig-syscall-count | runs backwards
+        --cons-affinity= trig-syscall-count | the CPU list is empty
+        --prod-affinity 4095 trig-syscall-count | names CPU 4095, which is not online
+        --prod-affinity 0 -p 2 trig-syscall-count | lists 1 CPU(s) but 2 producers
+        -c 1 trig-uprobe-nop | trig-uprobe-nop has no consumers
+        ",
+    );
     for (args, needle) in cases {
-        let out = run(args);
+        let out = bench(args);
         assert_one_clear_line(&out, USAGE, needle);
         assert!(
             out.stdout.is_empty(),

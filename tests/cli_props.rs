@@ -3,9 +3,34 @@
 
 use std::ffi::OsString;
 
+use bench::benches;
 use bench::cli::{self, Command};
+use bench::config::{BenchOption, MAX_RUNS, MAX_SECONDS, MAX_THREADS};
 use bench::error::{exit, Error};
 use proptest::prelude::*;
+
+/// The limits the library enforces, and one past each: the global ones and
+/// every benchmark option's range.
+fn limits() -> Vec<String> {
+    let mut limits = vec![MAX_THREADS, MAX_SECONDS, MAX_RUNS];
+    for option in benches::all_options() {
+        if let BenchOption::Number(o) = option {
+            limits.extend([o.min, o.max]);
+        }
+    }
+    limits
+        .into_iter()
+        .flat_map(|n| [n.to_string(), (n + 1).to_string()])
+        .collect()
+}
+
+/// Every benchmark option, as typed on a command line.
+fn option_flags() -> Vec<String> {
+    benches::all_options()
+        .iter()
+        .map(|o| format!("--{}", o.long()))
+        .collect()
+}
 
 /// Pieces of command lines: real flags, numbers at and past their limits,
 /// benchmark names, junk, unicode and empty strings.
@@ -31,11 +56,6 @@ fn word() -> impl Strategy<Value = String> {
             "--prod-affinity",
             "--cons-affinity",
             "--repeat",
-            "--trig-batch-iters",
-            "--breakpoints",
-            "--threads",
-            "--passive",
-            "--active",
             "--parallelism",
             "--sweep",
             "--plot",
@@ -51,14 +71,7 @@ fn word() -> impl Strategy<Value = String> {
             "1",
             "4",
             "5",
-            "1000",
-            "1001",
-            "1024",
-            "1025",
-            "4096",
             "16384",
-            "86400",
-            "86401",
             "-1",
             "18446744073709551615",
             "18446744073709551616",
@@ -78,6 +91,8 @@ fn word() -> impl Strategy<Value = String> {
             "..",
         ])
         .prop_map(str::to_string),
+        prop::sample::select(option_flags()),
+        prop::sample::select(limits()),
         prop::sample::select(vec![
             "trig-uprobe-nop",
             "trig-rawtp",
@@ -103,14 +118,16 @@ proptest! {
         match cli::parse(args) {
             Ok(Command::Run(request)) => {
                 let c = &request.benches[0].config;
-                prop_assert!((1..=1024).contains(&c.producers));
-                prop_assert!(c.consumers <= 1024);
-                prop_assert!((1..=86_400).contains(&c.duration_secs));
-                prop_assert!(c.warmup_secs <= 86_400);
-                let bench = bench::benches::find(request.benches[0].bench).expect("a parsed name is registered");
+                prop_assert!((1..=MAX_THREADS).contains(&(c.producers as u64)));
+                prop_assert!(c.consumers as u64 <= MAX_THREADS);
+                prop_assert!((1..=MAX_SECONDS).contains(&u64::from(c.duration_secs)));
+                prop_assert!(u64::from(c.warmup_secs) <= MAX_SECONDS);
+                let bench = benches::find(request.benches[0].bench).expect("a parsed name is registered");
                 for option in bench.options() {
-                    let value = c.params.get(option);
-                    prop_assert!(option.min <= value && value <= option.max);
+                    if let BenchOption::Number(option) = option {
+                        let value = c.params.number(option);
+                        prop_assert!(option.min <= value && value <= option.max);
+                    }
                 }
             }
             Ok(_) => {}

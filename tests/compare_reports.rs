@@ -55,12 +55,21 @@ fn write(dir: &Path, name: &str, bench: &str, samples: Vec<Sample>, partial: boo
     path
 }
 
+/// `old.json` and `new.json` in `dir`: whole runs of `bench` with these samples.
+fn old_new(dir: &Path, bench: &str, old: Vec<Sample>, new: Vec<Sample>) -> (PathBuf, PathBuf) {
+    (
+        write(dir, "old.json", bench, old, false),
+        write(dir, "new.json", bench, new, false),
+    )
+}
+
+/// A whole run of `bench` in `dir`/`name`: `hits` a second, steady.
+fn steady(dir: &Path, name: &str, bench: &str, hits: f64) -> PathBuf {
+    write(dir, name, bench, samples(hits, 0.0, &STEADY, false), false)
+}
+
 fn compare(args: &[&Path], flags: &[&str]) -> Output {
-    let mut all: Vec<String> = vec!["compare".into()];
-    all.extend(flags.iter().map(|s| s.to_string()));
-    all.extend(args.iter().map(|p| p.to_str().unwrap().to_string()));
-    let all: Vec<&str> = all.iter().map(String::as_str).collect();
-    let out = run(&all);
+    let out = compare_any(args, flags);
     assert_eq!(out.code, 0, "{}", out.stderr);
     out
 }
@@ -79,13 +88,7 @@ fn rows(out: &Output) -> Vec<String> {
 fn partial_runs_are_marked_and_an_unmeasured_one_is_said_so() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let whole = write(
-        d,
-        "whole.json",
-        "trig-uprobe-nop",
-        samples(2e6, 0.0, &STEADY, false),
-        false,
-    );
+    let whole = steady(d, "whole.json", "trig-uprobe-nop", 2e6);
     let partial = write(
         d,
         "partial.json",
@@ -117,20 +120,8 @@ fn partial_runs_are_marked_and_an_unmeasured_one_is_said_so() {
 fn forced_benchmarks_show_both_names() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let a = write(
-        d,
-        "a.json",
-        "trig-uprobe-nop",
-        samples(2e6, 0.0, &STEADY, false),
-        false,
-    );
-    let b = write(
-        d,
-        "b.json",
-        "trig-uprobe-nop5",
-        samples(5e6, 0.0, &STEADY, false),
-        false,
-    );
+    let a = steady(d, "a.json", "trig-uprobe-nop", 2e6);
+    let b = steady(d, "b.json", "trig-uprobe-nop5", 5e6);
     let row = &rows(&compare(&[&a, &b], &["--force"]))[0];
     assert!(
         row.starts_with("trig-uprobe-nop vs trig-uprobe-nop5 "),
@@ -145,27 +136,9 @@ fn several_files_of_one_benchmark_are_told_apart() {
     let (old, new) = (dir.path().join("old"), dir.path().join("new"));
     fs::create_dir(&old).unwrap();
     fs::create_dir(&new).unwrap();
-    write(
-        &old,
-        "base.json",
-        "trig-uprobe-nop",
-        samples(2e6, 0.0, &STEADY, false),
-        false,
-    );
-    write(
-        &new,
-        "first.json",
-        "trig-uprobe-nop",
-        samples(2e6, 0.0, &STEADY, false),
-        false,
-    );
-    write(
-        &new,
-        "second.json",
-        "trig-uprobe-nop",
-        samples(1.6e6, 0.0, &STEADY, false),
-        false,
-    );
+    steady(&old, "base.json", "trig-uprobe-nop", 2e6);
+    steady(&new, "first.json", "trig-uprobe-nop", 2e6);
+    steady(&new, "second.json", "trig-uprobe-nop", 1.6e6);
     let rows_ = rows(&compare(&[&old, &new], &[]));
     assert_eq!(rows_.len(), 2, "{rows_:?}");
     assert!(
@@ -185,19 +158,11 @@ fn several_files_of_one_benchmark_are_told_apart() {
 fn a_large_change_that_is_not_significant_is_no_significant_change() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let old = write(
+    let (old, new) = old_new(
         d,
-        "old.json",
         "trig-uprobe-nop",
         samples(1e6, 0.0, &[1.0, 2.0, 0.5], false),
-        false,
-    );
-    let new = write(
-        d,
-        "new.json",
-        "trig-uprobe-nop",
         samples(1e6, 0.0, &[0.5, 0.6, 0.9], false),
-        false,
     );
     let row = &rows(&compare(&[&old, &new], &[]))[0];
     assert!(row.contains(" no significant change (p="), "{row}");
@@ -210,19 +175,11 @@ fn the_perf_family_is_ranked_by_all_operations_as_in_its_sweep_table() {
     let d = dir.path();
     // Equal hits, 50 % more operations in all: the perf family's headline
     // (total operations) moved, its hits did not.
-    let old = write(
+    let (old, new) = old_new(
         d,
-        "old.json",
         "syscall-basic",
         samples(1e6, 1e6, &STEADY, false),
-        false,
-    );
-    let new = write(
-        d,
-        "new.json",
-        "syscall-basic",
         samples(1e6, 2e6, &STEADY, false),
-        false,
     );
     let row = &rows(&compare(&[&old, &new], &[]))[0];
     assert!(row.contains("+50.00 %") && row.contains("faster"), "{row}");
@@ -231,20 +188,205 @@ fn the_perf_family_is_ranked_by_all_operations_as_in_its_sweep_table() {
         "{row}"
     );
     // The trigger families are ranked by hits.
-    let old = write(
+    let (old, new) = old_new(
         d,
-        "old.json",
         "trig-uprobe-nop",
         samples(1e6, 1e6, &STEADY, false),
-        false,
-    );
-    let new = write(
-        d,
-        "new.json",
-        "trig-uprobe-nop",
         samples(1e6, 2e6, &STEADY, false),
-        false,
     );
     let row = &rows(&compare(&[&old, &new], &[]))[0];
     assert!(row.contains("no significant change"), "{row}");
+}
+
+/// `bench compare` with `flags` and `args`, whatever its exit code.
+fn compare_any(args: &[&Path], flags: &[&str]) -> Output {
+    let mut all: Vec<String> = vec!["compare".into()];
+    all.extend(flags.iter().map(|s| s.to_string()));
+    all.extend(args.iter().map(|p| p.to_str().unwrap().to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    run(&all)
+}
+
+/// Rewrites the result file at `path` with `change` applied.
+fn edit(path: &Path, change: impl FnOnce(&mut ResultFile)) {
+    let mut file: ResultFile = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    change(&mut file);
+    fs::write(path, file.to_json()).unwrap();
+}
+
+#[test]
+fn every_recorded_option_that_changes_the_work_is_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plain = steady(d, "plain.json", "trig-uprobe-nop", 2e6);
+    type Change = fn(&mut ResultFile);
+    let changes: [(&str, Change, &str); 4] = [
+        (
+            "stack.json",
+            |f| f.options.stacktrace = true,
+            "stacktrace=(none)",
+        ),
+        (
+            "pid.json",
+            |f| f.options.pid_filter = true,
+            "pid_filter=(none)",
+        ),
+        ("cons.json", |f| f.options.consumers = 1, "consumers=0"),
+        (
+            "prof.json",
+            |f| f.options.profile_freq_hz = Some(999),
+            "profile_freq_hz=(none)",
+        ),
+    ];
+    for (name, change, needle) in changes {
+        let other = steady(d, name, "trig-uprobe-nop", 0.8e6);
+        edit(&other, change);
+        let out = compare_any(&[&plain, &other], &[]);
+        assert_one_clear_line(&out, 2, needle);
+        assert_has(&out.stderr, "different option sets");
+        assert_eq!(compare_any(&[&plain, &other], &["--force"]).code, 0);
+    }
+    // How long a run lasted is not what it measured.
+    let longer = steady(d, "longer.json", "trig-uprobe-nop", 2e6);
+    edit(&longer, |f| {
+        f.options.warmup_secs = 7;
+        f.options.duration_secs = 9;
+    });
+    assert_eq!(compare_any(&[&plain, &longer], &[]).code, 0);
+}
+
+#[test]
+fn a_benchmark_on_one_side_only_is_listed_and_fails_the_gate() {
+    let (old, new) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let both = samples(2e6, 0.0, &STEADY, false);
+    write(
+        old.path(),
+        "a.json",
+        "trig-syscall-count",
+        both.clone(),
+        false,
+    );
+    write(
+        old.path(),
+        "b.json",
+        "trig-usermode-count",
+        both.clone(),
+        false,
+    );
+    write(
+        new.path(),
+        "b.json",
+        "trig-usermode-count",
+        both.clone(),
+        false,
+    );
+    write(new.path(), "c.json", "trig-uprobe-nop", both, false);
+    let out = compare_any(&[old.path(), new.path()], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let missing: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("missing from"))
+        .collect();
+    assert_eq!(missing.len(), 2, "{}", out.stdout);
+    assert!(
+        missing[0].starts_with("trig-syscall-count")
+            && missing[0].ends_with(&new.path().display().to_string())
+    );
+    assert!(
+        missing[1].starts_with("trig-uprobe-nop")
+            && missing[1].ends_with(&old.path().display().to_string())
+    );
+    let out = compare_any(&[old.path(), new.path()], &["--fail-on-regression", "5"]);
+    assert_eq!(out.code, 6, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("trig-syscall-count is missing from")
+            && out.stderr.contains("trig-uprobe-nop is missing from")
+            && out.stderr.contains("--allow-missing"),
+        "{}",
+        out.stderr
+    );
+    let out = compare_any(
+        &[old.path(), new.path()],
+        &["--fail-on-regression", "5", "--allow-missing"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn files_with_no_run_and_a_sweep_against_a_plain_run_get_precise_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plain = steady(d, "plain.json", "trig-uprobe-nop", 2e6);
+    // A benchmark refused in an interleaved run leaves a file with no run.
+    let empty = write(
+        d,
+        "empty.json",
+        "trig-uprobe-nop",
+        samples(2e6, 0.0, &STEADY, false),
+        true,
+    );
+    edit(&empty, |f| f.runs.clear());
+    for pair in [
+        [plain.as_path(), empty.as_path()],
+        [empty.as_path(), empty.as_path()],
+    ] {
+        let out = compare_any(&pair, &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.contains("nothing to compare: the")
+                && out
+                    .stdout
+                    .contains("run holds no run (the benchmark was refused"),
+            "{}",
+            out.stdout
+        );
+    }
+    let swept = steady(d, "swept.json", "trig-uprobe-nop", 2e6);
+    edit(&swept, |f| {
+        f.sweep = Some(bench::results::SweepInfo {
+            param: "producers".into(),
+            values: vec![1],
+            labels: Vec::new(),
+        });
+        f.runs[0].sweep_value = Some(1);
+    });
+    let out = compare_any(&[&plain, &swept], &[]);
+    assert_one_clear_line(
+        &out,
+        2,
+        "holds trig-uprobe-nop producers=1: the same benchmark, but no configuration in common",
+    );
+}
+
+#[test]
+fn control_characters_from_a_file_are_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let evil = "trig-\u{1b}]0;pwned\u{7}\u{1b}[2J\nfake-row";
+    let a = steady(d, "a.json", evil, 2e6);
+    let b = steady(d, "b.json", evil, 2e6);
+    let out = compare_any(&[&a, &b], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{7}'),
+        "{:?}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.lines().count(), 3, "{:?}", out.stdout);
+    assert!(
+        out.stdout
+            .contains(r"trig-\u{1b}]0;pwned\u{7}\u{1b}[2J\nfake-row"),
+        "{:?}",
+        out.stdout
+    );
+    // In an error too: an option's value from the file.
+    edit(&b, |f| f.options.affinity = "x\u{1b}[31m".into());
+    let out = compare_any(&[&a, &b], &[]);
+    assert_eq!(out.code, 2);
+    assert!(
+        !out.stderr.contains('\u{1b}') && out.stderr.contains(r"\u{1b}[31m"),
+        "{:?}",
+        out.stderr
+    );
 }

@@ -142,13 +142,7 @@ fn a_planted_temporary_name_is_not_followed() {
 #[test]
 fn an_unwritable_output_is_refused_before_set_up() {
     let start = Instant::now();
-    let out = run(&[
-        "-w0",
-        "-d30",
-        "--json",
-        "/proc/x.json",
-        "trig-syscall-count",
-    ]);
+    let out = bench("-w0 -d30 --json /proc/x.json trig-syscall-count");
     assert_one_clear_line(
         &out,
         2,

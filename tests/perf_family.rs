@@ -82,21 +82,8 @@ fn breakpoint_thread_creates_and_joins_the_threads_asked() {
     );
 
     // --parallelism is perf's name for the producers.
-    let out = run(&[
-        "-r",
-        "4",
-        "--parallelism",
-        "2",
-        "-t",
-        "2",
-        "breakpoint-thread",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stdout.contains("with 1 breakpoints and 2 parallelism"),
-        "{}",
-        out.stdout
-    );
+    let out = bench_ok("-r 4 --parallelism 2 -t 2 breakpoint-thread");
+    assert_has(&out.stdout, "with 1 breakpoints and 2 parallelism");
     let per_op = figure(&out.stdout, "usecs/op");
     let per_cpu = figure(&out.stdout, "usecs/op/cpu");
     assert!((per_cpu - 2.0 * per_op).abs() < 1e-3, "{}", out.stdout);
@@ -104,17 +91,7 @@ fn breakpoint_thread_creates_and_joins_the_threads_asked() {
 
 #[test]
 fn a_timed_breakpoint_thread_run_counts_threads() {
-    let out = run(&[
-        "-q",
-        "-w0",
-        "-d1",
-        "-b",
-        "2",
-        "-t",
-        "8",
-        "breakpoint-thread",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-q -w0 -d1 -b 2 -t 8 breakpoint-thread");
     let summary = out.stdout.lines().last().unwrap();
     assert!(summary.contains("usecs/op/cpu"), "{summary}");
     let iter = out.stdout.lines().next().unwrap();
@@ -123,22 +100,16 @@ fn a_timed_breakpoint_thread_run_counts_threads() {
 
 #[test]
 fn breakpoint_enable_toggles_with_passive_and_active_threads() {
-    for args in [
-        &["--passive", "0", "--active", "0"][..],
-        &["--passive", "4", "--active", "1"][..],
-    ] {
-        let mut all = vec!["-r", "500"];
-        all.extend_from_slice(args);
-        all.push("breakpoint-enable");
-        let out = run(&all);
-        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    for (passive, active) in [(0, 0), (4, 1)] {
+        let out = bench_ok(&format!(
+            "-r 500 --passive {passive} --active {active} breakpoint-enable"
+        ));
         let lines: Vec<&str> = out.stdout.lines().collect();
         assert_eq!(lines[0], "# Running 'breakpoint/enable' benchmark:");
         assert_eq!(
             lines[1],
             format!(
-                "# Enabled/disabled breakpoint 500 time with {} passive and {} active threads",
-                args[1], args[3]
+                "# Enabled/disabled breakpoint 500 time with {passive} passive and {active} active threads"
             )
         );
         assert!(figure(&out.stdout, "usecs/op") > 0.0);
@@ -203,34 +174,18 @@ fn breakpoints_are_installed_and_inherited() {
 
 #[test]
 fn breakpoint_limits_are_refused_with_the_reason() {
-    for (args, needle) in [
-        (
-            &["-b", "5", "breakpoint-thread"][..],
-            "--breakpoints must be between 0 and 4 for breakpoint-thread (an x86 CPU has 4 hardware breakpoint slots, its debug address registers), got 5",
-        ),
-        (
-            &["-t", "5000", "breakpoint-thread"][..],
-            "--threads must be between 1 and 4096",
-        ),
-        (
-            &["-t", "4096", "-p", "8", "breakpoint-thread"][..],
-            "32768 threads at once; the limit is 16384",
-        ),
-        (
-            &["--passive", "100000", "breakpoint-enable"][..],
-            "--passive must be between 0 and 4096",
-        ),
-        (&["-p", "2", "breakpoint-enable"][..], "-p must be 1"),
-        (
-            &["--parallelism", "2", "syscall-basic"][..],
-            "--parallelism is not an option of syscall-basic",
-        ),
-        (
-            &["-b", "2", "syscall-basic"][..],
-            "--breakpoints is not an option of syscall-basic",
-        ),
-    ] {
-        let out = run(args);
+    for (args, needle) in table(
+        "
+        -b 5 breakpoint-thread | --breakpoints must be between 0 and 4 for breakpoint-thread (an x86 CPU has 4 hardware breakpoint slots, its debug address registers), got 5
+        -t 5000 breakpoint-thread | --threads must be between 1 and 1024
+        -t 1024 -p 32 breakpoint-thread | 32768 threads at once; the limit is 16384
+        --passive 100000 breakpoint-enable | --passive must be between 0 and 1024
+        -p 2 breakpoint-enable | -p must be 1
+        --parallelism 2 syscall-basic | --parallelism is not an option of syscall-basic
+        -b 2 syscall-basic | --breakpoints is not an option of syscall-basic
+        ",
+    ) {
+        let out = bench(args);
         assert_one_clear_line(&out, 2, needle);
     }
 }

@@ -9,71 +9,49 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bench::results::ResultFile;
+use bench::stats::Over;
 use common::*;
 use serde_json::Value;
 
-/// Checks `value` against the subset of JSON Schema that
-/// docs/result-schema.json uses: type, required, properties,
-/// additionalProperties, items and local $ref.
-fn validate(value: &Value, schema: &Value, root: &Value, at: &str) -> Result<(), String> {
-    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        let name = reference.trim_start_matches("#/$defs/");
-        return validate(value, &root["$defs"][name], root, at);
-    }
-    if let Some(types) = schema.get("type") {
-        let types: Vec<&str> = match types {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        let ok = types.iter().any(|t| match *t {
-            "object" => value.is_object(),
-            "array" => value.is_array(),
-            "string" => value.is_string(),
-            "integer" => value.is_i64() || value.is_u64(),
-            "number" => value.is_number(),
-            "boolean" => value.is_boolean(),
-            "null" => value.is_null(),
-            _ => false,
-        });
-        if !ok {
-            return Err(format!("{at}: {value} is not of type {types:?}"));
-        }
-    }
-    if let Some(object) = value.as_object() {
-        for name in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let name = name.as_str().unwrap();
-            if !object.contains_key(name) {
-                return Err(format!("{at}: required field {name} is missing"));
-            }
-        }
-        let properties = schema.get("properties").and_then(Value::as_object);
-        for (name, field) in object {
-            match properties.and_then(|p| p.get(name)) {
-                Some(sub) => validate(field, sub, root, &format!("{at}.{name}"))?,
-                None => match schema.get("additionalProperties") {
-                    Some(Value::Bool(false)) => {
-                        return Err(format!("{at}: field {name} is not documented"))
-                    }
-                    Some(sub @ Value::Object(_)) => {
-                        validate(field, sub, root, &format!("{at}.{name}"))?
-                    }
-                    _ => {}
-                },
-            }
-        }
-    }
-    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
-        for (i, item) in array.iter().enumerate() {
-            validate(item, items, root, &format!("{at}[{i}]"))?;
-        }
-    }
-    Ok(())
+/// Every way `value` breaks docs/result-schema.json, by a full JSON Schema
+/// (2020-12) validator: `enum`, `minimum`, `oneOf` and the rest included.
+fn schema_errors(value: &Value) -> Vec<String> {
+    let schema = schema();
+    let validator = jsonschema::validator_for(&schema).expect("the schema is valid JSON Schema");
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+fn validate(value: &Value) {
+    let errors = schema_errors(value);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The result of a run of bench with `args` and `--json -`, checked against
+/// the schema.
+fn run_json(args: &[&str]) -> Value {
+    let out = run(&[args, &["--json", "-"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let value: Value = serde_json::from_str(&out.stdout).unwrap();
+    validate(&value);
+    value
+}
+
+/// The result `text`, checked against the schema and read back into the
+/// structs field for field.
+fn checked(text: &str) -> ResultFile {
+    let value: Value = serde_json::from_str(text).unwrap();
+    validate(&value);
+    let parsed: ResultFile = serde_json::from_str(text).unwrap();
+    assert_eq!(serde_json::to_value(&parsed).unwrap(), value);
+    parsed
+}
+
+/// The result file at `path`, checked as [`checked`] does.
+fn checked_file(path: &Path) -> ResultFile {
+    checked(&fs::read_to_string(path).unwrap())
 }
 
 fn schema() -> Value {
@@ -83,29 +61,15 @@ fn schema() -> Value {
 
 #[test]
 fn json_round_trips_and_matches_its_documented_schema() {
-    let dir = tempdir("json");
-    let path = dir.join("run.json");
-    let out = run(&[
-        "-q",
-        "-w1",
-        "-d2",
-        "-p2",
-        "-a",
-        "--json",
-        path.to_str().unwrap(),
-        "trig-syscall-count",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let text = fs::read_to_string(&path).unwrap();
-    let value: Value = serde_json::from_str(&text).unwrap();
-    let schema = schema();
-    validate(&value, &schema, &schema, "$").unwrap();
-
+    let (dir, path) = temp_file("json", "run.json");
+    bench_ok(&format!(
+        "-q -w1 -d2 -p2 -a --json {} trig-syscall-count",
+        path.display()
+    ));
     // Round trip: the structs read back what was written, field for field.
-    let parsed: ResultFile = serde_json::from_str(&text).unwrap();
-    assert_eq!(serde_json::to_value(&parsed).unwrap(), value);
+    let parsed = checked_file(&path);
 
-    assert_eq!(parsed.schema, "bench-result/1");
+    assert_eq!(parsed.schema, "bench-result/2");
     assert_eq!(parsed.benchmark, "trig-syscall-count");
     assert!(!parsed.partial);
     assert_eq!(parsed.options.producers, 2);
@@ -117,7 +81,7 @@ fn json_round_trips_and_matches_its_documented_schema() {
     assert_eq!(run.placement.producers.len(), 2);
     assert!(run.placement.producers.iter().all(Option::is_some));
     let summary = run.summary.unwrap();
-    assert_eq!(summary.samples, 2);
+    assert_eq!(summary.over, Over::Samples(2));
     // The summary is what the samples say.
     let rates: Vec<f64> = run.samples[1..]
         .iter()
@@ -128,25 +92,36 @@ fn json_round_trips_and_matches_its_documented_schema() {
 }
 
 #[test]
+fn interleaved_results_record_their_change_in_the_documented_schema() {
+    let dir = tempdir("interleaved-json");
+    bench_ok(&format!(
+        "-q -w0 -d1 --runs 2 --json {} trig-usermode-count trig-syscall-count",
+        dir.display()
+    ));
+    for name in ["trig-usermode-count", "trig-syscall-count"] {
+        let parsed = checked_file(&dir.join(format!("{name}.json")));
+        assert_eq!(parsed.comparison.is_some(), name == "trig-syscall-count");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_profiled_run_keeps_its_breakdown_in_the_documented_schema() {
-    let out = run(&[
-        "-q",
-        "-w0",
-        "-d1",
-        "--profile",
-        "--json",
-        "-",
-        "trig-syscall-count",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let value: Value = serde_json::from_str(&out.stdout).unwrap();
-    let schema = schema();
-    validate(&value, &schema, &schema, "$").unwrap();
-    let parsed: ResultFile = serde_json::from_str(&out.stdout).unwrap();
+    let value = run_json(&["-q", "-w0", "-d1", "--profile", "trig-syscall-count"]);
+    let parsed: ResultFile = serde_json::from_value(value.clone()).unwrap();
     assert_eq!(serde_json::to_value(&parsed).unwrap(), value);
     let profile = parsed.runs[0].profile.as_ref().expect("a profile");
     assert!(profile.producer_samples > 0, "{profile:?}");
     assert!(!profile.stages.is_empty());
+}
+
+#[test]
+fn a_latency_run_keeps_its_histogram_in_the_documented_schema() {
+    let out = bench_ok("-q -w0 -d1 --runs 2 --latency --json - trig-syscall-count");
+    let parsed = checked(&out.stdout);
+    assert!(parsed.options.latency);
+    assert!(parsed.runs.iter().all(|r| r.latency.is_some()));
+    assert!(parsed.run_stats[0].latency.is_some());
 }
 
 #[test]
@@ -155,7 +130,7 @@ fn json_to_stdout_moves_the_text_to_stderr() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let value: Value = serde_json::from_str(&out.stdout).expect("stdout is only JSON");
     assert_eq!(value["benchmark"], "trig-usermode-count");
-    assert!(out.stderr.contains("Summary: hits"), "{}", out.stderr);
+    assert_has(&out.stderr, "Summary: hits");
 }
 
 /// A CSV row read back with the column types the file promises; an empty
@@ -166,6 +141,7 @@ struct CsvRow {
     benchmark: String,
     sweep_param: String,
     sweep_value: Option<u64>,
+    run: Option<u32>,
     kind: String,
     iteration: Option<u32>,
     elapsed_ns: Option<u64>,
@@ -183,7 +159,20 @@ struct CsvRow {
     latency_ns: Option<f64>,
     usecs_per_op_mean: Option<f64>,
     usecs_per_op_sd: Option<f64>,
+    runs: Option<usize>,
+    headline_mean: Option<f64>,
+    headline_sd: Option<f64>,
+    headline_ci95: Option<f64>,
     partial: bool,
+    percentile: Option<String>,
+    value_ns: Option<f64>,
+    count: Option<u64>,
+    probes: Option<usize>,
+    wall_ns: Option<u64>,
+    user_ns: Option<u64>,
+    system_ns: Option<u64>,
+    us_per_probe: Option<f64>,
+    fired: Option<usize>,
 }
 
 /// The `#` lines and the typed rows of a CSV file, its header checked.
@@ -206,6 +195,29 @@ fn read_csv(path: &Path) -> (Vec<String>, Vec<CsvRow>) {
     (comments, rows)
 }
 
+/// A run of `bench` with `opts` writing a CSV and a JSON file into a fresh
+/// directory (`tag`): that directory, the JSON read back, and the CSV's `#`
+/// lines and rows.
+fn run_csv_json(
+    tag: &str,
+    opts: &[&str],
+    bench: &str,
+) -> (PathBuf, ResultFile, Vec<String>, Vec<CsvRow>) {
+    let dir = tempdir(tag);
+    let (csv, json) = (dir.join("run.csv"), dir.join("run.json"));
+    let files = [
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let out = run(&[opts, &files, &[bench]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let file = ResultFile::load(&json).unwrap();
+    let (comments, rows) = read_csv(&csv);
+    (dir, file, comments, rows)
+}
+
 /// Equal as far as the decimal forms of JSON and CSV carry a float.
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
@@ -213,26 +225,18 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
-    let dir = tempdir("csv");
-    let (csv_path, json_path) = (dir.join("run.csv"), dir.join("run.json"));
-    let out = run(&[
-        "-q",
-        "-w1",
-        "-d2",
-        "--csv",
-        csv_path.to_str().unwrap(),
-        "--json",
-        json_path.to_str().unwrap(),
-        "syscall-basic",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let file = ResultFile::load(&json_path).unwrap();
-    let (comments, rows) = read_csv(&csv_path);
+    let (dir, file, comments, rows) = run_csv_json("csv", &["-q", "-w1", "-d2"], "syscall-basic");
+    // Without --latency, the latency columns stay empty.
+    assert!(rows
+        .iter()
+        .all(|r| r.percentile.is_none() && r.value_ns.is_none() && r.count.is_none()));
 
     assert_eq!(comments.len(), 3, "{comments:?}");
     assert!(comments[0].starts_with("# tool: bench "), "{comments:?}");
     assert!(
-        comments[1].starts_with("# options: producers=1 consumers=0 warmup=1 duration=2 "),
+        comments[1].starts_with(
+            "# options: affinity=none consumers=0 duration_secs=2 producers=1 repeat=- warmup_secs=1"
+        ),
         "{comments:?}"
     );
     let kernel = format!("# context: kernel={} ", file.context.kernel_release);
@@ -275,23 +279,64 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
 }
 
 #[test]
+fn csv_carries_each_run_the_statistics_over_runs_and_every_option() {
+    let _lock = probe_lock();
+    let (dir, file, comments, rows) = run_csv_json(
+        "csv-runs",
+        &[
+            "-q",
+            "-w0",
+            "-d1",
+            "-s",
+            "--pid-filter",
+            "--precision",
+            "0.001",
+            "--max-runs",
+            "2",
+        ],
+        "trig-uprobe-nop",
+    );
+    assert!(
+        comments[1].contains(" pid_filter=true ") && comments[1].contains(" stacktrace=true "),
+        "{comments:?}"
+    );
+    assert_eq!(
+        comments[2],
+        "# precision: reached=false runs=2 stopped_by=max-runs target_pct=0.001"
+    );
+    let runs: Vec<(Option<u32>, &str)> = rows.iter().map(|r| (r.run, r.kind.as_str())).collect();
+    assert_eq!(
+        runs,
+        [
+            (Some(1), "sample"),
+            (Some(1), "summary"),
+            (Some(2), "sample"),
+            (Some(2), "summary"),
+            (None, "runs")
+        ]
+    );
+    let level = &file.run_stats[0];
+    let row = &rows[4];
+    assert_eq!(row.runs, Some(2));
+    for (csv, json) in [
+        (row.headline_mean, level.headline.mean),
+        (row.headline_sd, level.headline.sd),
+        (row.headline_ci95, level.headline.ci95.unwrap()),
+        (row.hits_mean, level.summary.hits.mean),
+        (row.usecs_per_op_mean, level.summary.usecs_per_op.mean),
+    ] {
+        assert!(close(csv.unwrap(), json), "{row:?} against {level:?}");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn csv_of_a_fixed_run_has_one_fixed_row() {
-    let dir = tempdir("csv-fixed");
-    let (csv_path, json_path) = (dir.join("run.csv"), dir.join("run.json"));
-    let out = run(&[
-        "-q",
-        "-r",
-        "1000",
-        "--csv",
-        csv_path.to_str().unwrap(),
-        "--json",
-        json_path.to_str().unwrap(),
-        "syscall-basic",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let fixed = ResultFile::load(&json_path).unwrap().runs[0].fixed.unwrap();
-    let (comments, rows) = read_csv(&csv_path);
+    let (dir, file, comments, rows) =
+        run_csv_json("csv-fixed", &["-q", "-r", "1000"], "syscall-basic");
+    let fixed = file.runs[0].fixed.unwrap();
     assert!(comments[1].contains(" repeat=1000 "), "{comments:?}");
+    assert_eq!(rows.iter().map(|r| r.run).collect::<Vec<_>>(), [Some(1)]);
     assert_eq!(rows.len(), 1, "{rows:?}");
     let row = &rows[0];
     assert_eq!(row.kind, "fixed");
@@ -309,8 +354,7 @@ fn csv_of_a_fixed_run_has_one_fixed_row() {
 
 #[test]
 fn a_killed_run_leaves_no_half_file() {
-    let dir = tempdir("killed");
-    let path = dir.join("run.json");
+    let (dir, path) = temp_file("killed", "run.json");
     let mut child = Command::new(bench_bin())
         .args([
             "-q",
@@ -368,44 +412,31 @@ fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
 
     let out = run(&["compare", &p(&old), &p(&slower)]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let line = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("trig-uprobe-nop"))
-        .unwrap();
+    let line = line_starting(&out.stdout, "trig-uprobe-nop");
     assert!(
         line.contains("-20.00 % [") && line.contains("slower (p=0.000, 1 run: drift not captured)"),
         "{line}"
     );
 
     let out = run(&["compare", &p(&old), &p(&same)]);
-    let line = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("trig-uprobe-nop"))
-        .unwrap();
+    let line = line_starting(&out.stdout, "trig-uprobe-nop");
     assert!(
         line.contains("+0.50 % [") && line.contains("no significant change"),
         "{line}"
     );
 
     // The gate: exit 6 beyond the allowed slowdown, 0 within it.
-    let out = run(&[
-        "compare",
-        "--fail-on-regression",
-        "5",
-        &p(&old),
-        &p(&slower),
-    ]);
+    let out = bench(&format!(
+        "compare --fail-on-regression 5 {} {}",
+        p(&old),
+        p(&slower)
+    ));
     assert_one_clear_line(&out, 6, "trig-uprobe-nop is 20.0% slower");
-    let out = run(&[
-        "compare",
-        "--fail-on-regression",
-        "25",
-        &p(&old),
-        &p(&slower),
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    bench_ok(&format!(
+        "compare --fail-on-regression 25 {} {}",
+        p(&old),
+        p(&slower)
+    ));
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -427,7 +458,7 @@ fn compare_refuses_different_benchmarks_and_option_sets_unless_forced() {
     assert_one_clear_line(&out, 2, "producers=1 but");
     let out = run(&["compare", "--force", &p(&a), &p(&b)]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("faster"), "{}", out.stdout);
+    assert_has(&out.stdout, "faster");
     for (args, needle) in [
         (
             vec![
@@ -460,21 +491,12 @@ fn a_sweep_runs_each_value_and_plots_one_point_per_value() {
     let dir = tempdir("sweep");
     let (json, svg) = (dir.join("sweep.json"), dir.join("sweep.svg"));
     let csv_path = dir.join("sweep.csv");
-    let out = run(&[
-        "-q",
-        "-w0",
-        "-d1",
-        "--sweep",
-        "producers=1,2",
-        "--json",
-        json.to_str().unwrap(),
-        "--csv",
-        csv_path.to_str().unwrap(),
-        "--plot",
-        svg.to_str().unwrap(),
-        "trig-syscall-count",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok(&format!(
+        "-q -w0 -d1 --sweep producers=1,2 --json {} --csv {} --plot {} trig-syscall-count",
+        json.display(),
+        csv_path.display(),
+        svg.display()
+    ));
     let table: Vec<&str> = out
         .stdout
         .lines()
@@ -518,33 +540,114 @@ fn a_sweep_runs_each_value_and_plots_one_point_per_value() {
 
 #[test]
 fn sweep_values_are_checked_before_anything_runs() {
-    for (args, needle) in [
-        (
-            &["--sweep", "producers=0,1", "trig-syscall-count"][..],
-            "producers must be between 1 and 1024",
-        ),
-        (
-            &["--sweep", "trig-batch-iters=1,5000", "trig-rawtp"][..],
-            "--trig-batch-iters must be between 1 and 1000",
-        ),
-        (
-            &["--sweep", "bogus=1,2", "trig-rawtp"][..],
-            "trig-rawtp has no such option; it sweeps producers, trig-batch-iters",
-        ),
-        (
-            &["--sweep", "breakpoints=0,5", "breakpoint-thread"][..],
-            "an x86 CPU has 4 hardware breakpoint slots",
-        ),
-        (
-            &["--plot", "x.svg", "trig-rawtp"][..],
-            "--plot draws a sweep",
-        ),
-        (
-            &["--sweep", "producers=1", "-r", "5", "trig-rawtp"][..],
-            "does not combine with --repeat",
-        ),
-    ] {
-        let out = run(args);
+    for (args, needle) in table(
+        "
+        --sweep producers=0,1 trig-syscall-count | producers must be between 1 and 1024
+        --sweep trig-batch-iters=1,5000 trig-rawtp | --trig-batch-iters must be between 1 and 1000
+        --sweep bogus=1,2 trig-rawtp | trig-rawtp has no such option; it sweeps producers, body, trig-batch-iters
+        --sweep breakpoints=0,5 breakpoint-thread | an x86 CPU has 4 hardware breakpoint slots
+        --plot x.svg trig-rawtp | --plot draws a sweep
+        --sweep producers=1 -r 5 trig-rawtp | does not combine with --repeat
+        ",
+    ) {
+        let out = bench(args);
         assert_one_clear_line(&out, 2, needle);
     }
+}
+
+/// The validator is a real one: a result of `--precision` passes, and each
+/// thing the schema forbids (a stop reason it does not list, a count below
+/// its minimum, a run-level summary that counts both seconds and runs, a
+/// stage that is not a string) is refused.
+#[test]
+fn the_schema_refuses_what_it_forbids() {
+    let value = run_json(&[
+        "-q",
+        "-w0",
+        "-d1",
+        "--precision",
+        "0.001",
+        "--max-runs",
+        "2",
+        "trig-syscall-count",
+    ]);
+    assert_eq!(value["precision"]["stopped_by"], "max-runs");
+    assert_eq!(value["run_stats"][0]["summary"]["runs"], 2);
+
+    let refused = |change: &dyn Fn(&mut Value), needle: &str| {
+        let mut broken = value.clone();
+        change(&mut broken);
+        let errors = schema_errors(&broken);
+        assert!(
+            errors.iter().any(|e| e.contains(needle)),
+            "{needle}: {errors:?}"
+        );
+    };
+    refused(
+        &|v| v["precision"]["stopped_by"] = "whenever".into(),
+        "/precision/stopped_by",
+    );
+    refused(
+        &|v| v["run_stats"][0]["summary"]["runs"] = 0.into(),
+        "/run_stats/0/summary/runs",
+    );
+    refused(
+        &|v| v["run_stats"][0]["summary"]["samples"] = 2.into(),
+        "/run_stats/0/summary",
+    );
+    refused(
+        &|v| {
+            v["runs"][0]["profile"] = serde_json::json!({"stages": [{"stage": 3}]});
+        },
+        "/runs/0/profile/stages/0/stage",
+    );
+}
+
+/// Every profile stage the code can write is one the schema lists.
+#[test]
+fn the_schema_lists_every_profile_stage() {
+    let schema = schema();
+    let listed = &schema["properties"]["runs"]["items"]["properties"]["profile"]["properties"]
+        ["stages"]["items"]["properties"]["stage"]["enum"];
+    let listed = listed.as_array().expect("an enum of stages");
+    for stage in bench::profile::stages::Stage::ALL {
+        let name = serde_json::to_value(stage).unwrap();
+        assert!(listed.contains(&name), "{name} is not in the schema");
+    }
+}
+
+#[test]
+fn an_attach_result_matches_the_documented_schema() {
+    let _lock = probe_lock();
+    let (dir, path) = temp_file("attach-json", "attach.json");
+    bench_ok(&format!(
+        "attach-uprobe-multi --sweep attach-cnt=10,100 --runs 2 --json {}",
+        path.display()
+    ));
+    let parsed = checked_file(&path);
+    assert_eq!(parsed.runs.len(), 4);
+    assert_eq!(parsed.cycle_stats.len(), 2);
+    assert_eq!(parsed.cycle_stats[1].probes, 100);
+    assert_eq!(parsed.cycle_stats[1].all_fired, 2);
+    // The CSV has an attach and a detach row per cycle, as the JSON says.
+    let csv_path = dir.join("attach.csv");
+    bench_ok(&format!(
+        "attach-uprobe-multi --attach-cnt 10 --csv {}",
+        csv_path.display()
+    ));
+    let (_, rows) = read_csv(&csv_path);
+    let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["attach", "detach"]);
+    for row in &rows {
+        assert_eq!((row.probes, row.fired), (Some(10), Some(10)));
+        assert!(row.user_ns.is_some() && row.system_ns.is_some());
+        let wall = row.wall_ns.unwrap() as f64;
+        assert!((row.us_per_probe.unwrap() - wall / 1e3 / 10.0).abs() < 1e-6 * wall);
+    }
+    let facts = parsed.context.detach_facts.unwrap();
+    assert!(
+        ["0", "1"].contains(&facts.rcu_expedited.as_str()),
+        "{facts:?}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,25 +4,11 @@
 
 mod common;
 
-use std::io::Read;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
 
 const VARIANTS: [&str; 4] = ["rb-libbpf", "rb-custom", "pb-libbpf", "pb-custom"];
-
-/// The hits and drops of a `--repeat` run's report.
-fn fixed_counts(out: &Output) -> (u64, u64) {
-    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
-    let drops = out
-        .stdout
-        .lines()
-        .find_map(|l| l.trim().strip_suffix(" drops"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no drops line in:\n{}", out.stdout));
-    (fixed_hits(&out.stdout), drops)
-}
 
 /// Runs `calls` producer calls of `batch` records each and checks that every
 /// record was either consumed or dropped, none lost and none counted twice.
@@ -87,19 +73,18 @@ fn a_buffer_too_small_drops_and_counts_every_drop() {
     // 500 perf samples in one page per CPU, unless a consumer drains the
     // buffer while the batch is written: woken at every record, a consumer
     // on the other CPU can keep pace, so the plain run may drop nothing and
-    // only its accounting is checked. With no wake-up during the run
-    // (2^20 records' worth never fits), the first batch fills the buffer
-    // and the rest must be dropped.
-    let never_wake = ["--rb-sampled", "--rb-sample-rate", "1048576"];
-    for (bench, size, pages) in [
-        ("rb-libbpf", "--ringbuf-sz", "4096"),
-        ("rb-custom", "--ringbuf-sz", "4096"),
-        ("pb-libbpf", "--perfbuf-sz", "1"),
-        ("pb-custom", "--perfbuf-sz", "1"),
+    // only its accounting is checked. Woken only once the buffer is full
+    // (the largest --rb-sample-rate it holds: 255 records of 16 bytes,
+    // 170 samples of 24), the consumer cannot keep pace with a batch of
+    // 500, so some must be dropped.
+    for (bench, size, pages, rate) in [
+        ("rb-libbpf", "--ringbuf-sz", "4096", "255"),
+        ("rb-custom", "--ringbuf-sz", "4096", "255"),
+        ("pb-libbpf", "--perfbuf-sz", "1", "170"),
+        ("pb-custom", "--perfbuf-sz", "1", "170"),
     ] {
         check_accounting(bench, 1, 100, 500, &[size, pages]);
-        let mut extra = vec![size, pages];
-        extra.extend_from_slice(&never_wake);
+        let extra = [size, pages, "--rb-sampled", "--rb-sample-rate", rate];
         let drops = check_accounting(bench, 1, 100, 500, &extra);
         assert!(drops > 0, "{bench}");
     }
@@ -145,6 +130,46 @@ fn consumers_are_refused_where_there_are_none_and_required_here() {
     assert_one_clear_line(&out, 2, "power of two");
     let out = run(&["-c1", "--rb-use-output", "pb-libbpf"]);
     assert_one_clear_line(&out, 2, "--rb-use-output is not an option of pb-libbpf");
+}
+
+#[test]
+fn a_sample_rate_is_refused_alone_and_beyond_what_the_buffer_holds() {
+    // Without --rb-sampled the rate does nothing: refused, as --profile-freq
+    // without --profile is; in a sweep too.
+    for args in [
+        "-c1 --rb-sample-rate 10 rb-custom",
+        "-c1 --sweep rb-sample-rate=1,2 pb-libbpf",
+    ] {
+        let out = bench(args);
+        assert_one_clear_line(
+            &out,
+            2,
+            "--rb-sample-rate takes effect only with --rb-sampled",
+        );
+    }
+    // A wake-up after more records than the buffer holds never comes: the
+    // default 512 KiB ring holds 32767 records of 16 bytes, 128 pages of
+    // perf buffer 21845 samples of 24.
+    for (bench, rate, most) in [
+        ("rb-custom", "32768", "32767"),
+        ("pb-libbpf", "21846", "21845"),
+    ] {
+        let out = run(&["-c1", "--rb-sampled", "--rb-sample-rate", rate, bench]);
+        assert_one_clear_line(
+            &out,
+            2,
+            &format!("so it would never wake: give a rate of at most {most}"),
+        );
+    }
+    let _lock = probe_lock();
+    // The largest rate that fits is taken, and wakes the consumer.
+    check_accounting(
+        "rb-custom",
+        1,
+        2000,
+        50,
+        &["--rb-sampled", "--rb-sample-rate", "32767"],
+    );
 }
 
 /// Our programs and maps that are still in the kernel, waiting up to ten
@@ -198,26 +223,24 @@ fn ctrl_c_while_consumers_block_leaves_nothing_behind() {
         ("pb-libbpf", "--perfbuf-sz"),
         ("pb-custom", "--perfbuf-sz"),
     ] {
-        // A wake-up every 2^20 records never comes: the buffer is full (and
-        // the rest dropped) long before, so the consumers soon sleep in
-        // epoll_wait for good.
-        let size_value = if size == "--ringbuf-sz" { "4096" } else { "1" };
-        let mut child = Command::new(bench_bin())
-            .args([
-                "-w1",
-                "-d60",
-                "-c2",
-                "--rb-sampled",
-                "--rb-sample-rate",
-                "1048576",
-                size,
-                size_value,
-                bench,
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        // A wake-up only once the buffer is full (the largest rate it
+        // holds) lets the consumers sleep in epoll_wait for long stretches.
+        let (size_value, rate) = if size == "--ringbuf-sz" {
+            ("4096", "255")
+        } else {
+            ("1", "170")
+        };
+        let child = spawn(&[
+            "-w1",
+            "-d60",
+            "-c2",
+            "--rb-sampled",
+            "--rb-sample-rate",
+            rate,
+            size,
+            size_value,
+            bench,
+        ]);
         // Signal once both consumers are seen asleep in epoll_wait at once.
         let pid = child.id();
         let start = Instant::now();
@@ -230,27 +253,9 @@ fn ctrl_c_while_consumers_block_leaves_nothing_behind() {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        // SAFETY: signalling a child we spawned and have not reaped.
-        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "{bench} did not stop"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut stdout = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut stdout)
-            .unwrap();
-        assert_eq!(status.code(), Some(130), "{bench}: {stdout}");
+        send_signal(&child, libc::SIGINT);
+        let out = finish_child(child, Duration::from_secs(10), String::new());
+        assert_eq!(out.code, 130, "{bench}: {}", out.stdout);
         assert!(processes_of(&bench_bin()).is_empty(), "{bench}");
         assert_eq!(leftovers(), Vec::<String>::new(), "{bench}");
     }

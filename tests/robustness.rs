@@ -6,84 +6,30 @@
 mod common;
 
 use std::fs;
-use std::io::Read;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bench::benches;
 use bench::results::ResultFile;
 use bench::runner::{self, affinity, ProducerCtx, Workload};
 use common::*;
 
-fn spawn(bin: &Path, args: &[&str]) -> Child {
-    Command::new(bin)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: signalling a child we spawned and have not reaped.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
-}
-
 /// Waits for the child (at most 20 s) and collects what it printed.
-fn finish(mut child: Child) -> Output {
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the run did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = child.wait().unwrap();
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    Output {
-        code: status.code().unwrap_or(-1),
-        signal: std::os::unix::process::ExitStatusExt::signal(&status),
-        stdout,
-        stderr,
-    }
+fn finish(child: Child) -> Output {
+    finish_child(child, Duration::from_secs(20), String::new())
 }
 
 #[test]
 fn sigint_during_warmup_reports_nothing_measured_and_detaches() {
     let _lock = probe_lock();
-    let dir = tempdir("warmup");
-    let json = dir.join("run.json");
-    let child = spawn(
-        &bench_bin(),
-        &[
-            "-w5",
-            "-d5",
-            "--json",
-            json.to_str().unwrap(),
-            "trig-uprobe-nop",
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, libc::SIGINT);
-    let out = finish(child);
+    let (dir, json) = temp_file("warmup", "run.json");
+    let child = spawn_line(&format!(
+        "-w5 -d5 --json {} trig-uprobe-nop",
+        json.display()
+    ));
+    let out = sigint_after(child, Duration::from_millis(1500));
     assert_one_clear_line(
         &out,
         130,
@@ -94,28 +40,19 @@ fn sigint_during_warmup_reports_nothing_measured_and_detaches() {
     assert!(file.partial && file.runs[0].partial);
     assert!(file.runs[0].summary.is_none());
     assert!(file.runs[0].samples.iter().all(|s| s.warmup));
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_nothing_left();
     fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn sigint_during_measurement_prints_a_partial_summary() {
     let _lock = probe_lock();
-    let dir = tempdir("measure");
-    let json = dir.join("run.json");
-    let child = spawn(
-        &bench_bin(),
-        &[
-            "-w1",
-            "-d10",
-            "--json",
-            json.to_str().unwrap(),
-            "trig-uretprobe-nop",
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(3500));
-    signal(&child, libc::SIGINT);
-    let out = finish(child);
+    let (dir, json) = temp_file("measure", "run.json");
+    let child = spawn_line(&format!(
+        "-w1 -d10 --json {} trig-uretprobe-nop",
+        json.display()
+    ));
+    let out = sigint_after(child, Duration::from_millis(3500));
     assert_one_clear_line(&out, 130, "the summary above is partial");
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert!(
@@ -127,23 +64,23 @@ fn sigint_during_measurement_prints_a_partial_summary() {
     // and the file agree on how many.
     let file = ResultFile::load(&json).unwrap();
     assert!(file.partial);
-    let measured = file.runs[0].summary.unwrap().samples;
+    let measured = file.runs[0].summary.unwrap().over.count();
     assert!((1..10).contains(&measured), "{measured}");
     let marker = format!("# partial: interrupted after {measured} of 10 measured iterations");
     assert_eq!(lines[lines.len() - 2], marker, "{}", out.stdout);
     assert!(out
         .stderr
         .contains(&format!("after {measured} of 10 measured iterations")));
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_nothing_left();
     fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn sigterm_exits_143_and_a_second_signal_exits_at_once() {
     let _lock = probe_lock();
-    let child = spawn(&bench_bin(), &["-w1", "-d10", "trig-usdt-nop"]);
+    let child = spawn_bin(&bench_bin(), &["-w1", "-d10", "trig-usdt-nop"]);
     std::thread::sleep(Duration::from_millis(2500));
-    signal(&child, libc::SIGTERM);
+    send_signal(&child, libc::SIGTERM);
     let out = finish(child);
     assert_one_clear_line(
         &out,
@@ -151,53 +88,37 @@ fn sigterm_exits_143_and_a_second_signal_exits_at_once() {
         "measured iterations: the summary above is partial",
     );
 
-    // A batch of 4096 threads under 4 breakpoints takes a good 100 ms and the
-    // first Ctrl-C lets it finish; the second must not wait for it.
-    let child = spawn(
-        &bench_bin(),
-        &["-r", "3", "-b", "4", "-t", "4096", "breakpoint-thread"],
-    );
+    // Four producers' batches of 1024 threads under 4 breakpoints take a
+    // good 100 ms on two CPUs and the first Ctrl-C lets them finish; the
+    // second must not wait for them.
+    let child = spawn_line("-r 3 -p 4 -b 4 -t 1024 breakpoint-thread");
     std::thread::sleep(Duration::from_millis(60));
-    signal(&child, libc::SIGINT);
-    std::thread::sleep(Duration::from_millis(15));
-    signal(&child, libc::SIGINT);
-    let out = finish(child);
+    send_signal(&child, libc::SIGINT);
+    let out = sigint_after(child, Duration::from_millis(15));
     assert_eq!(out.code, 130, "{}", out.stderr);
     assert!(
         out.stdout.is_empty(),
         "the second Ctrl-C waited for the report: {}",
         out.stdout
     );
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_nothing_left();
 }
 
 #[test]
 fn an_interrupted_sweep_keeps_the_points_it_measured() {
     let _lock = probe_lock();
-    let dir = tempdir("sweep");
-    let json = dir.join("sweep.json");
-    let child = spawn(
-        &bench_bin(),
-        &[
-            "-q",
-            "-w0",
-            "-d3",
-            "--sweep",
-            "producers=1,2",
-            "--json",
-            json.to_str().unwrap(),
-            "trig-syscall-count",
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(4600));
-    signal(&child, libc::SIGINT);
-    let out = finish(child);
+    let (dir, json) = temp_file("sweep", "sweep.json");
+    let child = spawn_line(&format!(
+        "-q -w0 -d3 --sweep producers=1,2 --json {} trig-syscall-count",
+        json.display()
+    ));
+    let out = sigint_after(child, Duration::from_millis(4600));
     assert_one_clear_line(
         &out,
         130,
         "measured iterations (sweep point 2 of 2): the summary above is partial",
     );
-    assert!(out.stdout.contains("Sweep of producers"), "{}", out.stdout);
+    assert_has(&out.stdout, "Sweep of producers");
     let file = ResultFile::load(&json).unwrap();
     assert!(file.partial);
     assert_eq!(file.runs.len(), 2);
@@ -208,13 +129,12 @@ fn an_interrupted_sweep_keeps_the_points_it_measured() {
 #[test]
 fn an_interrupted_fork_benchmark_leaves_no_child() {
     let _lock = probe_lock();
-    let dir = tempdir("fork");
-    let copy = dir.join("bench");
+    let (dir, copy) = temp_file("fork", "bench");
     fs::copy(bench_bin(), &copy).unwrap();
     for sig in [libc::SIGINT, libc::SIGKILL] {
-        let child = spawn(&copy, &["-w0", "-d10", "-p2", "syscall-fork"]);
+        let child = spawn_bin(&copy, &["-w0", "-d10", "-p2", "syscall-fork"]);
         std::thread::sleep(Duration::from_millis(1200));
-        signal(&child, sig);
+        send_signal(&child, sig);
         let out = finish(child);
         if sig == libc::SIGINT {
             assert_eq!(out.code, 130, "{}", out.stderr);
@@ -229,14 +149,14 @@ fn an_interrupted_fork_benchmark_leaves_no_child() {
 #[test]
 fn sigkill_leaves_nothing_loaded_or_pinned() {
     let _lock = probe_lock();
-    let child = spawn(&bench_bin(), &["-w1", "-d10", "trig-uprobe-multi-push"]);
+    let child = spawn_bin(&bench_bin(), &["-w1", "-d10", "trig-uprobe-multi-push"]);
     std::thread::sleep(Duration::from_millis(1500));
     // Something to leave behind: the run is attached when killed.
     let loaded = loaded_programs();
     assert!(!loaded.is_empty(), "nothing loaded after 1.5 s");
-    signal(&child, libc::SIGKILL);
+    send_signal(&child, libc::SIGKILL);
     finish(child);
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_nothing_left();
     // bench pins nothing, so bpffs (where mounted) holds nothing of it.
     let pinned: Vec<_> = fs::read_dir("/sys/fs/bpf")
         .into_iter()
@@ -253,12 +173,12 @@ fn error_paths_leave_nothing_loaded() {
     // Loaded, then refused at attach (kprobes), or refused at load (fentry),
     // or run normally: every one leaves nothing behind.
     for args in [
-        &["-q", "-r", "10", "trig-kprobe"][..],
-        &["-q", "-r", "10", "trig-fentry"][..],
-        &["-q", "-r", "10", "trig-kretprobe-multi"][..],
-        &["-q", "-r", "10", "trig-tp"][..],
+        "-q -r 10 trig-kprobe",
+        "-q -r 10 trig-fentry",
+        "-q -r 10 trig-kretprobe-multi",
+        "-q -r 10 trig-tp",
     ] {
-        let out = run(args);
+        let out = bench(args);
         assert!(out.code == 0 || out.code == 4, "{args:?}: {}", out.stderr);
         assert_eq!(leftover_programs(), Vec::<String>::new(), "{args:?}");
     }
@@ -289,25 +209,25 @@ fn a_panicking_producer_still_detaches_everything() {
         _uprobe: uprobe.setup(&config).unwrap(),
     };
     let placement = affinity::place(&affinity::Affinity::None, 1, 0, &[0]).unwrap();
-    let err = runner::run_fixed(&workload, &placement, 100_000).unwrap_err();
+    let err = runner::run_fixed(&workload, &placement, 100_000, &mut []).unwrap_err();
     assert_eq!(err.to_string(), "producer 0 panicked: a producer bug");
     assert!(!loaded_programs().is_empty(), "the set-up loaded nothing");
     drop(workload);
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_nothing_left();
 }
 
 #[test]
 fn a_late_tick_is_normalised_and_flagged_noisy() {
     let _lock = probe_lock();
-    let child = spawn(
+    let child = spawn_bin(
         &bench_bin(),
         &["-q", "-w0", "-d4", "--json", "-", "trig-syscall-count"],
     );
     std::thread::sleep(Duration::from_millis(1500));
     // Freeze the whole process across the 2 s tick: it fires ~300 ms late.
-    signal(&child, libc::SIGSTOP);
+    send_signal(&child, libc::SIGSTOP);
     std::thread::sleep(Duration::from_millis(800));
-    signal(&child, libc::SIGCONT);
+    send_signal(&child, libc::SIGCONT);
     let out = finish(child);
     assert_eq!(out.code, 0, "{}", out.stderr);
     // With the JSON on stdout, the text report goes to stderr.
@@ -344,14 +264,13 @@ fn a_late_tick_is_normalised_and_flagged_noisy() {
             "{samples:?}"
         );
     }
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_nothing_left();
 }
 
 #[test]
 fn a_path_with_spaces_a_symlink_and_a_replaced_binary_still_resolve() {
     let _lock = probe_lock();
-    let dir = tempdir("paths");
-    let copy = dir.join("my bench");
+    let (dir, copy) = temp_file("paths", "my bench");
     fs::copy(bench_bin(), &copy).unwrap();
     let link = dir.join("link to bench");
     symlink(&copy, &link).unwrap();
@@ -363,7 +282,7 @@ fn a_path_with_spaces_a_symlink_and_a_replaced_binary_still_resolve() {
 
     // Replace the file while it runs (as a rebuild does): the sweep's second
     // set-up still probes the running binary through /proc/self/exe.
-    let child = spawn(
+    let child = spawn_bin(
         &copy,
         &[
             "-q",
@@ -385,7 +304,7 @@ fn a_path_with_spaces_a_symlink_and_a_replaced_binary_still_resolve() {
         .skip_while(|l| !l.starts_with("Sweep of"))
         .collect();
     assert_eq!(table.len(), 4, "{}", out.stdout);
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_nothing_left();
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -99,6 +99,6 @@ fn the_binary_runs_a_bpf_benchmark_with_only_the_c_library_present() {
         "stdout: {}\nstderr: {}",
         out.stdout, out.stderr
     );
-    assert!(out.stdout.contains("Summary: hits"), "{}", out.stdout);
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_has(&out.stdout, "Summary: hits");
+    assert_nothing_left();
 }

@@ -94,7 +94,7 @@ fn no_bpf_program_outlives_the_run() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     // A multi-uprobe link's program is freed after a tasks-trace RCU grace
     // period: leftover_programs waits for it.
-    assert_eq!(leftover_programs(), Vec::<String>::new());
+    assert_nothing_left();
 }
 
 /// A copy of the binary whose `nop` target starts with another instruction
@@ -104,8 +104,7 @@ fn a_target_with_the_wrong_instruction_is_refused() {
     // Held throughout: the refused set-up may load the program for a moment,
     // and no_bpf_program_outlives_the_run must not see it.
     let _lock = probe_lock();
-    let dir = tempdir("wrong-insn");
-    let copy = dir.join("bench");
+    let (dir, copy) = temp_file("wrong-insn", "bench");
     fs::copy(bench_bin(), &copy).unwrap();
     let offset = uprobe_offset(&copy, Target::Nop.symbol()).unwrap();
     let file = fs::OpenOptions::new().write(true).open(&copy).unwrap();

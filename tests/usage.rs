@@ -58,58 +58,25 @@ fn usage_errors_keep_clap_whole_message_and_tips() {
 
 #[test]
 fn options_that_would_be_ignored_are_refused_by_name() {
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["--list", "trig-uprobe-nop"],
-            "'--list' cannot be used with '[BENCHMARK]...'",
-        ),
-        (
-            &["--list", "--json", "F"],
-            "'--list' cannot be used with '--json <FILE>'",
-        ),
-        (
-            &["--probe", "-d", "3"],
-            "'--probe' cannot be used with '--duration <SEC>'",
-        ),
-        (
-            &["--probe", "--trig-batch-iters", "3"],
-            "'--probe' cannot be used with '--trig-batch-iters <N>'",
-        ),
-        (
-            &["-r", "5", "-w", "3", "-d", "7", "trig-syscall-count"],
-            "--repeat runs a fixed amount of work, not for a time: -w/--warmup does not apply",
-        ),
-        (
-            &["-r", "5", "-d", "7", "trig-syscall-count"],
-            "-d/--duration does not apply",
-        ),
-        (
-            &["--sweep", "producers=1,2", "-p", "2", "trig-syscall-count"],
-            "--sweep producers sets each run's producers; drop -p/--producers",
-        ),
-        (
-            &["--sweep", "threads=1,2", "-t", "5", "breakpoint-thread"],
-            "--sweep threads sets each run's threads; drop --threads",
-        ),
-        (
-            &["--cons-affinity", "0", "trig-uprobe-nop"],
-            "trig-uprobe-nop has no consumers for --cons-affinity to pin (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom)",
-        ),
-        (
-            &["-c", "1", "trig-uprobe-nop"],
-            "(taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom)",
-        ),
-        (
-            &["-d", "3", "compare", "a", "b"],
-            "--duration is an option of a run, not of `bench compare`",
-        ),
-        (
-            &["--markdown", "trig-syscall-count"],
-            "--markdown prints the table of several benchmarks: name two or more",
-        ),
-    ];
+    let cases = table(
+        "
+        --list trig-uprobe-nop | '--list' cannot be used with '[BENCHMARK]...'
+        --list --json F | '--list' cannot be used with '--json <FILE>'
+        --probe -d 3 | '--probe' cannot be used with '--duration <SEC>'
+        --probe --trig-batch-iters 3 | '--probe' cannot be used with '--trig-batch-iters <N>'
+        -r 5 -w 3 -d 7 trig-syscall-count | --repeat runs a fixed amount of work, not for a time: -w/--warmup does not apply
+        -r 5 -d 7 trig-syscall-count | -d/--duration does not apply
+        --sweep producers=1,2 -p 2 trig-syscall-count | --sweep producers sets each run's producers; drop -p/--producers
+        --sweep threads=1,2 -t 5 breakpoint-thread | --sweep threads sets each run's threads; drop --threads
+        --cons-affinity 0 trig-uprobe-nop | trig-uprobe-nop has no consumers for --cons-affinity to pin (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, and by --body ringbuf)
+        -c 1 trig-uprobe-nop | (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, and by --body ringbuf)
+        -d 3 compare a b | --duration is an option of a run, not of `bench compare`
+        --markdown --sweep producers=1,2 trig-syscall-count | --markdown prints the closing table of timed runs; a sweep prints its own table
+        --list -s | '--list' cannot be used with '--stacktrace'
+        ",
+    );
     for (args, needle) in cases {
-        let out = run(args);
+        let out = bench(args);
         assert_one_clear_line(&out, USAGE, needle);
         assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
     }
@@ -121,7 +88,7 @@ fn consumers_help_says_which_benchmarks_have_them() {
     assert_eq!(out.code, 0);
     let help = out.stdout;
     assert!(
-        help.contains("Consumer threads (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom)"),
+        help.contains("Consumer threads (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, and by --body ringbuf)"),
         "{help}"
     );
     assert!(!help.contains("for benchmarks that have them"), "{help}");
@@ -129,21 +96,7 @@ fn consumers_help_says_which_benchmarks_have_them() {
 
 #[test]
 fn the_last_of_a_repeated_option_wins() {
-    let out = run(&[
-        "-q",
-        "-q",
-        "-d",
-        "3",
-        "-d",
-        "1",
-        "-w",
-        "2",
-        "-w0",
-        "--json",
-        "-",
-        "trig-syscall-count",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-q -q -d 3 -d 1 -w 2 -w0 --json - trig-syscall-count");
     let value: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(value["options"]["duration_secs"], 1);
     assert_eq!(value["options"]["warmup_secs"], 0);
@@ -152,44 +105,19 @@ fn the_last_of_a_repeated_option_wins() {
 
 #[test]
 fn numbers_past_their_limits_say_the_limit() {
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["-d", "99999999999999999999", "trig-syscall-count"],
-            "'--duration <SEC>': too large: at most 86400",
-        ),
-        (
-            &["-d", "86401", "trig-syscall-count"],
-            "too large: at most 86400",
-        ),
-        (
-            &["-r", "0", "trig-syscall-count"],
-            "'--repeat <N>': must be at least 1",
-        ),
-        (
-            &["--prod-affinity", "-1", "trig-syscall-count"],
-            "'-1' is not a CPU number",
-        ),
-        (
-            &["--prod-affinity=-1", "trig-syscall-count"],
-            "'-1' is not a CPU number",
-        ),
-        (
-            &["compare", "--noise", "-1", "a", "b"],
-            "'--noise <PCT>': must be between 0 and 1000",
-        ),
-        (
-            &[
-                "--plot",
-                "x.png",
-                "--sweep",
-                "producers=1",
-                "trig-syscall-count",
-            ],
-            "--plot writes SVG: give a file name ending in .svg, not x.png",
-        ),
-    ];
+    let cases = table(
+        "
+        -d 99999999999999999999 trig-syscall-count | '--duration <SEC>': too large: at most 86400
+        -d 86401 trig-syscall-count | too large: at most 86400
+        -r 0 trig-syscall-count | '--repeat <N>': must be at least 1
+        --prod-affinity -1 trig-syscall-count | '-1' is not a CPU number
+        --prod-affinity=-1 trig-syscall-count | '-1' is not a CPU number
+        compare --noise -1 a b | '--noise <PCT>': must be between 0 and 1000
+        --plot x.png --sweep producers=1 trig-syscall-count | --plot writes SVG: give a file name ending in .svg, not x.png
+        ",
+    );
     for (args, needle) in cases {
-        let out = run(args);
+        let out = bench(args);
         assert_one_clear_line(&out, USAGE, needle);
     }
 }
@@ -198,56 +126,126 @@ fn numbers_past_their_limits_say_the_limit() {
 fn compare_is_a_subcommand_of_bench() {
     let out = run(&["compare", "--help"]);
     assert_eq!(out.code, 0);
-    assert!(
-        out.stdout
-            .contains("Usage: bench compare [OPTIONS] <OLD> <NEW>..."),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, "Usage: bench compare [OPTIONS] <OLD> <NEW>...");
     let out = run(&["--help"]);
-    assert!(
-        out.stdout
-            .contains("Usage: bench [OPTIONS] [BENCHMARK]... [COMMAND]"),
-        "{}",
-        out.stdout
+    assert_has(
+        &out.stdout,
+        "Usage: bench [OPTIONS] [BENCHMARK]... [COMMAND]",
     );
+    assert_has(&out.stdout, "  compare      Compare result files");
+    // -q and -v mean nothing to compare: not offered, and refused before it.
+    let help = run(&["compare", "--help"]).stdout;
     assert!(
-        out.stdout.contains("  compare      Compare result files"),
-        "{}",
-        out.stdout
+        !help.contains("--quiet") && !help.contains("--verbose"),
+        "{help}"
     );
-    // -q and -v are shared with compare.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("r.json");
-    let out = run(&[
-        "-q",
-        "-w0",
-        "-d1",
-        "--json",
-        file.to_str().unwrap(),
-        "trig-syscall-count",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    bench_ok(&format!(
+        "-q -w0 -d1 --json {} trig-syscall-count",
+        file.display()
+    ));
     let f = file.to_str().unwrap();
     let out = run(&["-q", "compare", f, f]);
+    assert_one_clear_line(
+        &out,
+        2,
+        "--quiet is an option of a run, not of `bench compare`",
+    );
+    let out = run(&["compare", f, f]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("trig-syscall-count"), "{}", out.stdout);
+    assert_has(&out.stdout, "trig-syscall-count");
 }
 
+/// The number on `line` just before `marker`, units and brackets stripped
+/// (`(  1.092M/prod` before "M/prod" is 1.092).
+fn number_before(line: &str, marker: &str) -> f64 {
+    let at = line
+        .find(marker)
+        .unwrap_or_else(|| panic!("no '{marker}' in: {line}"));
+    let token = line[..at].split_whitespace().last().unwrap_or_default();
+    token
+        .trim_start_matches('(')
+        .parse()
+        .unwrap_or_else(|_| panic!("no number before '{marker}' in: {line}"))
+}
+
+/// The value of a fixed run's figure line (`  0.801718 usecs/op`).
+fn figure_line(stdout: &str, unit: &str) -> f64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_end().ends_with(&format!(" {unit}")))
+        .unwrap_or_else(|| panic!("no '{unit}' line in:\n{stdout}"));
+    number_before(line, unit)
+}
+
+fn assert_near(what: &str, got: f64, want: f64, tolerance: f64) {
+    assert!(
+        (got - want).abs() <= tolerance * want.abs(),
+        "{what}: {got}, but the definition gives {want}"
+    );
+}
+
+/// One definition per figure in every mode (issue 13, item 11): usecs/op
+/// is wall time over the operations of all producers, in a `--repeat` run
+/// as in a timed one, and the per-producer figures (ns/op/prod,
+/// usecs/op/cpu) are it times the producers. Each relation is checked on the
+/// printed numbers, so a mode that computes a figure its own way fails here.
 #[test]
 fn per_op_figures_are_defined_once() {
     let out = run(&["--help"]);
-    assert!(
-        out.stdout
-            .contains("'usecs/op' is wall-clock time divided by the operations of all producers"),
-        "{}",
-        out.stdout
-    );
-    // The latency is one producer's time per operation, and says so.
+    let definition = "'usecs/op' is wall-clock time divided by the operations of all producers";
+    assert_eq!(out.stdout.matches(definition).count(), 1, "{}", out.stdout);
+    assert_eq!(out.stdout.matches("'usecs/op' is").count(), 1);
+
+    // --repeat, the kernel runner's kind: the total time over the operations.
+    // Enough calls to take well over 0.1 s on a quiet machine too.
+    let ops = 2_000_000.0;
+    let out = run(&["-p2", "-r", "2000000", "trig-syscall-count"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seconds = figure_line(&out.stdout, "[sec]");
+    // The time is printed to the millisecond: 1 % covers it over 0.1 s.
+    assert!(seconds > 0.1, "{}", out.stdout);
+    let usecs = figure_line(&out.stdout, "usecs/op");
+    assert_near("usecs/op of -r", usecs, seconds * 1e6 / ops, 0.01);
+
+    // --repeat, perf's kind: the same, and usecs/op/cpu is it per producer.
+    let out = run(&["-p2", "-r", "4000", "breakpoint-thread"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seconds = figure_line(&out.stdout, "[sec]");
+    let usecs = figure_line(&out.stdout, "usecs/op");
+    if seconds > 0.1 {
+        assert_near("usecs/op of perf's -r", usecs, seconds * 1e6 / 4000.0, 0.01);
+    }
+    let per_cpu = figure_line(&out.stdout, "usecs/op/cpu");
+    assert_near("usecs/op/cpu", per_cpu, 2.0 * usecs, 1e-5);
+
+    // Timed, the kernel runner's kind: the latency is one producer's time
+    // per hit, and a producer's rate is half the total.
     let out = run(&["-q", "-w0", "-d1", "-p2", "trig-syscall-count"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let summary = out.stdout.lines().last().unwrap();
-    assert!(summary.contains(" ns/op/prod"), "{summary}");
+    let per_prod = number_before(summary, "M/prod");
+    let hits = number_before(summary, "\u{b1}");
+    assert_near("M/prod", per_prod * 2.0, hits, 0.005);
+    let latency = number_before(summary, "ns/op/prod");
+    assert_near("ns/op/prod", latency, 1e3 / per_prod, 0.005);
+
+    // Timed, perf's kind: usecs/op is the inverse of the total rate.
+    let out = run(&["-q", "-w0", "-d1", "-p2", "syscall-basic"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = out.stdout.lines().last().unwrap();
+    let unit = if summary.contains("M/s") { 1e6 } else { 1e3 };
+    let rate = number_before(summary, "\u{b1}") * unit;
+    let after = summary.split("usecs/op").nth(1).unwrap_or_default();
+    let printed = after.split_whitespace().next().unwrap_or_default();
+    let usecs: f64 = printed.parse().unwrap();
+    // Both figures are printed rounded: allow half a unit of the last digit
+    // of each (0.056 usecs/op at 17.7 M/s is 0.7 % off by rounding alone).
+    let digits = printed.split_once('.').map_or(0, |(_, d)| d.len());
+    let want = 1e6 / rate;
+    let rounding = 0.5 * 10f64.powi(-(digits as i32)) / usecs.max(1e-9) + 0.0005;
+    assert_near("usecs/op of a timed run", usecs, want, 0.005 + rounding);
 }
 
 #[test]
@@ -262,14 +260,7 @@ fn probe_takes_benchmarks_and_writes_json() {
     let out = run(&["--probe", "trig-uprobe-nopp"]);
     assert_one_clear_line(&out, USAGE, "did you mean trig-uprobe-nop");
 
-    let out = run(&[
-        "--probe",
-        "--json",
-        "-",
-        "trig-syscall-count",
-        "breakpoint-enable",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("--probe --json - trig-syscall-count breakpoint-enable");
     let value: Value = serde_json::from_str(&out.stdout).expect("stdout is JSON");
     assert_eq!(value["schema"], "bench-probe/1");
     assert_eq!(value["partial"], false);
@@ -311,13 +302,13 @@ fn a_full_stdout_is_one_sentence_and_exit_1() {
         Some("error: cannot write to standard output: No space left on device")
     );
     for args in [
-        &["--list"][..],
-        &["-q", "-w0", "-d1", "syscall-basic"][..],
-        &["--probe", "trig-syscall-count"][..],
-        &["-q", "-r", "10", "syscall-basic"][..],
+        "--list",
+        "-q -w0 -d1 syscall-basic",
+        "--probe trig-syscall-count",
+        "-q -r 10 syscall-basic",
     ] {
         let mut cmd = Command::new(bench_bin());
-        cmd.args(args)
+        cmd.args(words(args))
             .stdout(File::options().write(true).open("/dev/full").unwrap());
         let out = run_cmd(cmd);
         assert_one_clear_line(
@@ -330,12 +321,7 @@ fn a_full_stdout_is_one_sentence_and_exit_1() {
 
 #[test]
 fn a_closed_pipe_still_ends_the_run_quietly() {
-    let mut child = Command::new(bench_bin())
-        .args(["--list"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&["--list"]);
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -369,6 +355,35 @@ fn completions_name_options_and_benchmarks() {
     assert!(out.stdout.contains("compare"));
     let out = run(&["completions", "powershell"]);
     assert_eq!(out.code, USAGE);
+}
+
+#[test]
+fn every_page_the_man_page_points_to_exists() {
+    let page = run(&["man"]).stdout;
+    for sub in ["compare", "completions", "man"] {
+        let pointer = format!("bench\\-{sub}(1)");
+        assert!(
+            page.contains(&pointer),
+            "bench(1) does not point to {pointer}"
+        );
+        let out = run(&["man", sub]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.contains(&format!(".TH bench-{sub} 1")),
+            "{}",
+            out.stdout
+        );
+    }
+    assert!(run(&["man", "compare"])
+        .stdout
+        .contains("\\-\\-allow\\-missing"));
+    // The help says what --list prints.
+    let help = run(&["--help"]).stdout;
+    assert!(
+        help.contains("[--body] (and [-s: user stack])") && help.contains("[--pid-filter]"),
+        "{help}"
+    );
+    assert!(!help.contains("[s]") && !help.contains("[p]"), "{help}");
 }
 
 #[test]
@@ -429,4 +444,42 @@ fn the_progress_bar_says_measuring_once_warm_up_is_over() {
         "the bar still says warm-up: {after}"
     );
     assert!(after.contains("measuring"), "{after}");
+}
+
+#[test]
+fn probe_tries_what_a_run_with_s_or_pid_filter_would_set_up() {
+    // A run with these refuses them: so does --probe.
+    // -s is --body stack, and --probe takes either spelling.
+    for s in [&["-s"][..], &["--body", "stack"]] {
+        let out = run(&[&["--probe"], s, &["trig-syscall-count"]].concat());
+        assert_one_clear_line(
+            &out,
+            USAGE,
+            "-s/--stacktrace (--body stack) does not apply to trig-syscall-count",
+        );
+    }
+    let out = run(&["--probe", "--pid-filter", "trig-kernel-count"]);
+    assert_one_clear_line(
+        &out,
+        USAGE,
+        "--pid-filter does not apply to trig-kernel-count",
+    );
+    let _lock = probe_lock();
+    // With none named, the benchmarks that take them, each set up with them.
+    let out = run(&["--probe", "-s", "--pid-filter"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let probed: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let takers: Vec<String> = run(&["--list"])
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains("[--body") && l.contains("--pid-filter]"))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(probed.contains(&"trig-uprobe-nop") && probed.contains(&"trig-usdt-nop"));
+    assert!(!probed.contains(&"trig-syscall-count"), "{}", out.stdout);
+    assert_eq!(probed, takers, "{}", out.stdout);
 }

@@ -3,25 +3,26 @@
 //! inherited.
 
 use std::ffi::c_void;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use libbpf_rs::libbpf_sys;
 
-use super::{Benchmark, Info, Metric, PerfFormat};
-use crate::bpf::Needs;
-use crate::config::{BenchOption, RunConfig};
+use super::Piece::{Calls, Param, Producers, Text};
+use super::{Benchmark, Info, Metric, PerfFormat, ProducersAlias, Timing};
+use crate::config::{BenchOption, NumberOption, RunConfig, MAX_THREADS};
 use crate::error::{Error, Result};
+use crate::perf_event;
 use crate::runner::{ProducerCtx, Workload};
 
 /// Debug address registers of an x86 CPU: the most breakpoints a task can hold.
 pub const SLOTS: u64 = 4;
-/// Threads one batch or one kind of helper may have, and all batches at once.
-const MAX_THREADS: u64 = 4096;
+/// Threads all batches may have at once (one batch or one kind of helper
+/// may have `config::MAX_THREADS`).
 const MAX_THREADS_AT_ONCE: u64 = 16_384;
 
-const BREAKPOINTS: BenchOption = BenchOption {
+const BREAKPOINTS: NumberOption = NumberOption {
     long: "breakpoints",
     short: Some('b'),
     value_name: "N",
@@ -31,7 +32,7 @@ const BREAKPOINTS: BenchOption = BenchOption {
     max: SLOTS,
     why_max: "an x86 CPU has 4 hardware breakpoint slots, its debug address registers",
 };
-const THREADS: BenchOption = BenchOption {
+const THREADS: NumberOption = NumberOption {
     long: "threads",
     short: Some('t'),
     value_name: "N",
@@ -41,7 +42,7 @@ const THREADS: BenchOption = BenchOption {
     max: MAX_THREADS,
     why_max: "",
 };
-const PASSIVE: BenchOption = BenchOption {
+const PASSIVE: NumberOption = NumberOption {
     long: "passive",
     short: None,
     value_name: "N",
@@ -51,7 +52,7 @@ const PASSIVE: BenchOption = BenchOption {
     max: MAX_THREADS,
     why_max: "",
 };
-const ACTIVE: BenchOption = BenchOption {
+const ACTIVE: NumberOption = NumberOption {
     long: "active",
     short: None,
     value_name: "N",
@@ -66,8 +67,6 @@ const ACTIVE: BenchOption = BenchOption {
 
 const HW_BREAKPOINT_RW: u32 = 3;
 const HW_BREAKPOINT_LEN_1: u64 = 1;
-const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
-const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 
 /// Inheritable read/write breakpoints, one per watched byte, on the calling
 /// thread: threads it creates afterwards inherit them.
@@ -119,26 +118,14 @@ impl Breakpoints {
 }
 
 fn open_breakpoint(addr: *const u8) -> Result<OwnedFd> {
-    // All zero (the neutral value of every field) but what is set here.
-    let mut attr = libbpf_sys::perf_event_attr {
-        type_: libbpf_sys::PERF_TYPE_BREAKPOINT,
-        size: std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32,
-        ..Default::default()
-    };
+    let mut attr = perf_event::attr(libbpf_sys::PERF_TYPE_BREAKPOINT, 0);
     attr.set_inherit(1);
     attr.set_exclude_kernel(1);
     attr.set_exclude_hv(1);
     attr.bp_type = HW_BREAKPOINT_RW;
     attr.__bindgen_anon_3.bp_addr = addr as u64;
     attr.__bindgen_anon_4.bp_len = HW_BREAKPOINT_LEN_1;
-    // SAFETY: attr is a valid perf_event_attr; pid 0 and cpu -1 mean this
-    // thread on any CPU.
-    let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, &attr, 0, -1, -1, 0) };
-    if fd < 0 {
-        return Err(breakpoint_error(std::io::Error::last_os_error()));
-    }
-    // SAFETY: perf_event_open returned a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    perf_event::open(&attr, perf_event::Target::CallingThread).map_err(breakpoint_error)
 }
 
 fn breakpoint_error(err: std::io::Error) -> Error {
@@ -196,43 +183,58 @@ fn wait_until_done(done: &AtomicU32) {
 pub static BENCHES: &[&dyn Benchmark] = &[
     &ThreadBench {
         info: Info {
-            name: "breakpoint-thread",
-            description: "create and join threads under inheritable hardware breakpoints: perf bench breakpoint thread",
             metric: Metric::Ops(PerfFormat {
                 collection: "breakpoint",
                 name: "thread",
                 // perf prints the batch count here, though it says threads.
-                executed: "# Created/joined {calls} threads with {breakpoints} breakpoints and {producers} parallelism",
+                executed: &[
+                    Text("# Created/joined "),
+                    Calls,
+                    Text(" threads with "),
+                    Param(BREAKPOINTS),
+                    Text(" breakpoints and "),
+                    Producers,
+                    Text(" parallelism"),
+                ],
                 per_cpu: true,
                 ops_per_sec: false,
                 usecs_grouped: false,
             }),
-            options: &[BREAKPOINTS, THREADS],
-            needs: Needs::Nothing,
-            consumers: false,
-            producers_alias: Some("parallelism"),
-            stacktrace: false,
-            pid_filter: false,
+            options: &[BenchOption::Number(BREAKPOINTS), BenchOption::Number(THREADS)],
+            producers_alias: Some(ProducersAlias::Parallelism),
+            timing: Timing::Refused(
+                "one operation creates and joins a batch of --threads threads; its time is not one hit's",
+            ),
+            ..Info::hits(
+                "breakpoint-thread",
+                "create and join threads under inheritable hardware breakpoints: perf bench breakpoint thread",
+            )
         },
     },
     &EnableBench {
         info: Info {
-            name: "breakpoint-enable",
-            description: "disable and enable an inheritable breakpoint held by passive and active threads: perf bench breakpoint enable",
             metric: Metric::Ops(PerfFormat {
                 collection: "breakpoint",
                 name: "enable",
-                executed: "# Enabled/disabled breakpoint {calls} time with {passive} passive and {active} active threads",
+                executed: &[
+                    Text("# Enabled/disabled breakpoint "),
+                    Calls,
+                    Text(" time with "),
+                    Param(PASSIVE),
+                    Text(" passive and "),
+                    Param(ACTIVE),
+                    Text(" active threads"),
+                ],
                 per_cpu: false,
                 ops_per_sec: false,
                 usecs_grouped: false,
             }),
-            options: &[PASSIVE, ACTIVE],
-            needs: Needs::Nothing,
-            consumers: false,
-            producers_alias: None,
-            stacktrace: false,
-            pid_filter: false,
+            options: &[BenchOption::Number(PASSIVE), BenchOption::Number(ACTIVE)],
+            timing: Timing::PerHit,
+            ..Info::hits(
+                "breakpoint-enable",
+                "disable and enable an inheritable breakpoint held by passive and active threads: perf bench breakpoint enable",
+            )
         },
     },
 ];
@@ -247,7 +249,7 @@ impl Benchmark for ThreadBench {
     }
 
     fn validate(&self, config: &RunConfig) -> Result<()> {
-        let at_once = config.params.get(&THREADS) * config.producers as u64;
+        let at_once = config.params.number(&THREADS) * config.producers as u64;
         if at_once > MAX_THREADS_AT_ONCE {
             return Err(Error::usage(format!(
                 "--threads times --producers is {at_once} threads at once; the limit is {MAX_THREADS_AT_ONCE}"
@@ -257,10 +259,10 @@ impl Benchmark for ThreadBench {
     }
 
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
-        let breakpoints = Breakpoints::install(config.params.get(&BREAKPOINTS) as usize)?;
+        let breakpoints = Breakpoints::install(config.params.number(&BREAKPOINTS) as usize)?;
         Ok(Box::new(ThreadBatches {
             _breakpoints: breakpoints,
-            threads: config.params.get(&THREADS) as usize,
+            threads: config.params.number(&THREADS) as usize,
         }))
     }
 }
@@ -345,8 +347,8 @@ impl Benchmark for EnableBench {
         // or CPU without them is told before anything runs.
         drop(Breakpoints::install(1)?);
         Ok(Box::new(Toggle {
-            passive: config.params.get(&PASSIVE) as usize,
-            active: config.params.get(&ACTIVE) as usize,
+            passive: config.params.number(&PASSIVE) as usize,
+            active: config.params.number(&ACTIVE) as usize,
         }))
     }
 }
@@ -360,15 +362,11 @@ struct Toggle {
     active: usize,
 }
 
-fn toggle(fd: RawFd, request: libc::c_ulong) -> Result<()> {
-    // SAFETY: a perf event ioctl without argument on a descriptor we hold open.
-    if unsafe { libc::ioctl(fd, request, 0) } != 0 {
-        let err = std::io::Error::last_os_error();
-        return Err(Error::runtime(format!(
-            "cannot toggle the breakpoint: {err}"
-        )));
-    }
-    Ok(())
+/// Disables and enables the breakpoint: one operation.
+fn toggle(fd: RawFd) -> Result<()> {
+    perf_event::disable(fd)
+        .and_then(|()| perf_event::enable(fd))
+        .map_err(|err| Error::runtime(format!("cannot toggle the breakpoint: {err}")))
 }
 
 impl Workload for Toggle {
@@ -401,11 +399,7 @@ impl Workload for Toggle {
                 // Let the passive threads block before the start line, as perf does.
                 std::thread::sleep(Duration::from_millis(10));
                 let fd = breakpoint.fd(0);
-                result = ctx.try_run(|| {
-                    toggle(fd, PERF_EVENT_IOC_DISABLE)?;
-                    toggle(fd, PERF_EVENT_IOC_ENABLE)?;
-                    Ok(1)
-                });
+                result = ctx.try_run(|| toggle(fd).map(|()| 1));
             }
             done.store(1, Ordering::Relaxed);
             futex_wake(&done, usize::MAX);

@@ -5,7 +5,10 @@
 //! benchmarks in one table (`BENCHES`); [`all`] chains the tables. Nothing here
 //! prints: `report/` turns a benchmark's [`Metric`] into lines.
 
+pub mod attach;
+pub mod body;
 pub mod breakpoint;
+pub mod churn;
 pub mod perf_uprobe;
 pub mod ringbuf;
 pub mod syscall;
@@ -16,9 +19,11 @@ pub mod usdt;
 use std::collections::BTreeMap;
 
 use crate::bpf::Needs;
-use crate::config::{BenchOption, Params, RunConfig};
+use crate::config::{BenchOption, Body, FlagOption, NumberOption, OptionValue, Params, RunConfig};
 use crate::error::{Error, Result};
+use crate::results::RunRecord;
 use crate::runner::Workload;
+use crate::stats::{MeanSd, Sample, Summary};
 
 /// What a benchmark measures, and so which lines report it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +34,43 @@ pub enum Metric {
     /// Operations per second with `perf bench`'s usecs/op; a fixed run prints
     /// perf's own block.
     Ops(PerfFormat),
+    /// Attach cycles: attach and detach times per probe (lower is better),
+    /// measured by src/runner/cycles.rs rather than per-second samples.
+    Cycles,
+}
+
+impl Metric {
+    /// The rate the benchmark is judged by, in statistics, comparisons and
+    /// plots: hits for the trigger families, all operations for the perf
+    /// family.
+    pub fn headline(&self, summary: &Summary) -> MeanSd {
+        match self {
+            Metric::Hits | Metric::Cycles => summary.hits,
+            Metric::Ops(_) => summary.total,
+        }
+    }
+
+    /// The figures a run is judged by, headline first: its mean headline
+    /// rate; for attach cycles, the attach then the detach µs/probe (lower
+    /// is better). Empty for a run that measured nothing.
+    pub fn run_figures(&self, record: &RunRecord) -> Vec<f64> {
+        match (self, &record.cycle, &record.summary) {
+            (Metric::Cycles, Some(c), _) => vec![
+                c.attach.us_per_probe(c.probes),
+                c.detach.us_per_probe(c.probes),
+            ],
+            (Metric::Cycles, None, _) | (_, _, None) => Vec::new(),
+            (_, _, Some(summary)) => vec![self.headline(summary).mean],
+        }
+    }
+
+    /// One second's headline rate: what [`Metric::headline`] averages.
+    pub fn sample_rate(&self, sample: &Sample) -> f64 {
+        match self {
+            Metric::Hits | Metric::Cycles => sample.hits_per_sec(),
+            Metric::Ops(_) => sample.total_per_sec(),
+        }
+    }
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -37,10 +79,8 @@ pub struct PerfFormat {
     /// `# Running 'COLLECTION/NAME' benchmark:`
     pub collection: &'static str,
     pub name: &'static str,
-    /// The line under it. `{ops}`, `{calls}` and `{producers}` are the fixed
-    /// run's operations, calls and producers; `{OPTION}` is the value of the
-    /// benchmark's option of that long name.
-    pub executed: &'static str,
+    /// The line under it, piece by piece.
+    pub executed: &'static [Piece],
     /// perf's `usecs/op/cpu`: one producer's time per operation (also in the
     /// timed summary).
     pub per_cpu: bool,
@@ -49,6 +89,71 @@ pub struct PerfFormat {
     /// The total time in microseconds, and every number with thousands
     /// separators, as perf's uprobe collection prints them.
     pub usecs_grouped: bool,
+}
+
+/// One piece of perf's `# Executed ...` line: text, or a figure of the fixed
+/// run filled in when it is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Text(&'static str),
+    /// The operations the run made.
+    Ops,
+    /// The producers' calls (a batch of operations may be one call).
+    Calls,
+    Producers,
+    /// The value of one of the benchmark's own options.
+    Param(NumberOption),
+}
+
+/// Which threads do a benchmark's work, and so what `-c` means to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workers {
+    /// Producers trigger and a counter counts: the kernel runner's `trig-*`.
+    Triggers,
+    /// Producers do all the work.
+    Producers,
+    /// Producers and consumer threads (`-c`).
+    ProducersAndConsumers,
+}
+
+impl Workers {
+    /// Why a benchmark takes no consumers, for the refusal of `-c`; `None`
+    /// when it takes them.
+    pub fn why_no_consumers(self) -> Option<&'static str> {
+        match self {
+            Workers::Triggers => {
+                Some("its producers trigger and a counter counts, as in the kernel runner")
+            }
+            Workers::Producers => Some("its producers do all the work"),
+            Workers::ProducersAndConsumers => None,
+        }
+    }
+}
+
+/// Another name a benchmark's users know `--producers` by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProducersAlias {
+    /// perf's `--parallelism`.
+    Parallelism,
+}
+
+impl ProducersAlias {
+    /// The option's long name, and the name `--sweep` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ProducersAlias::Parallelism => "parallelism",
+        }
+    }
+}
+
+/// Whether `--latency` can time this benchmark's operations one hit at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// One producer operation is one hit (one call of the probed target, one
+    /// system call, one breakpoint toggle): its time is a hit's latency.
+    PerHit,
+    /// It is not; the reason, said when `--latency` is refused.
+    Refused(&'static str),
 }
 
 /// What every benchmark declares, as data.
@@ -62,14 +167,22 @@ pub struct Info {
     pub options: &'static [BenchOption],
     /// What set-up asks of the kernel, and so the privileges it needs.
     pub needs: Needs,
-    /// The benchmark has a consumer body (`-c`).
-    pub consumers: bool,
-    /// Another name its users know `--producers` by (perf's `--parallelism`).
-    pub producers_alias: Option<&'static str>,
-    /// Takes `-s/--stacktrace`: its counting program can take a stack per hit.
-    pub stacktrace: bool,
+    /// Which threads do the work: whether it has a consumer body (`-c`).
+    pub workers: Workers,
+    /// The consumers it runs when `-c` is not given.
+    pub default_consumers: usize,
+    /// Another name its users know `--producers` by.
+    pub producers_alias: Option<ProducersAlias>,
+    /// Takes `--body KIND` (and `-s`, its stack body): its counting program
+    /// can do a tracer's work per hit (`bpf/body.h`).
+    pub bodies: bool,
+    /// The stack body takes the user stack (`BPF_F_USER_STACK`): a probe in
+    /// user space, where the kernel runner's `-s` takes no stack at all.
+    pub user_stack: bool,
     /// Takes `--pid-filter`: its probes can be limited to this process.
     pub pid_filter: bool,
+    /// What `--latency` times.
+    pub timing: Timing,
 }
 
 impl Info {
@@ -81,16 +194,53 @@ impl Info {
             metric: Metric::Hits,
             options: &[],
             needs: Needs::Nothing,
-            consumers: false,
+            workers: Workers::Producers,
+            default_consumers: 0,
             producers_alias: None,
-            stacktrace: false,
+            bodies: false,
+            user_stack: false,
             pid_filter: false,
+            timing: Timing::Refused("one of its operations is not one hit"),
         }
     }
 
-    pub const fn stacktrace(self) -> Info {
+    /// One operation is one hit: `--latency` applies.
+    pub const fn timed_per_hit(self) -> Info {
         Info {
-            stacktrace: true,
+            timing: Timing::PerHit,
+            ..self
+        }
+    }
+
+    /// `--latency` does not apply, for this reason.
+    pub const fn untimed(self, why: &'static str) -> Info {
+        Info {
+            timing: Timing::Refused(why),
+            ..self
+        }
+    }
+
+    /// A trigger of the kernel runner's (`trig-*`): producers trigger, a
+    /// counter counts.
+    pub const fn trigger(name: &'static str, description: &'static str) -> Info {
+        Info {
+            workers: Workers::Triggers,
+            ..Info::hits(name, description)
+        }
+    }
+
+    pub const fn bodies(self) -> Info {
+        Info {
+            bodies: true,
+            ..self
+        }
+    }
+
+    /// Takes `--body KIND`, and its stack body (`-s`) takes the user stack.
+    pub const fn user_stacktrace(self) -> Info {
+        Info {
+            bodies: true,
+            user_stack: true,
             ..self
         }
     }
@@ -98,6 +248,15 @@ impl Info {
     pub const fn pid_filter(self) -> Info {
         Info {
             pid_filter: true,
+            ..self
+        }
+    }
+
+    /// Has consumer threads (`-c`), `default` of them unless told.
+    pub const fn consumers(self, default: usize) -> Info {
+        Info {
+            workers: Workers::ProducersAndConsumers,
+            default_consumers: default,
             ..self
         }
     }
@@ -118,6 +277,12 @@ pub trait Benchmark: Sync {
     /// Checks of the configuration that go beyond each option's range.
     fn validate(&self, _config: &RunConfig) -> Result<()> {
         Ok(())
+    }
+
+    /// Options that do something only beside a flag: (the option, the flag
+    /// it needs). Giving the first alone is refused, not silently ignored.
+    fn option_needs(&self) -> &'static [(BenchOption, FlagOption)] {
+        &[]
     }
 
     /// Loads and attaches what the benchmark needs. Dropping the workload
@@ -145,14 +310,18 @@ impl dyn Benchmark + '_ {
         self.info().needs != Needs::Nothing
     }
     pub fn has_consumers(&self) -> bool {
-        self.info().consumers
+        self.info().workers == Workers::ProducersAndConsumers
     }
-    pub fn producers_alias(&self) -> Option<&'static str> {
+    pub fn producers_alias(&self) -> Option<ProducersAlias> {
         self.info().producers_alias
     }
 
-    pub fn takes_stacktrace(&self) -> bool {
-        self.info().stacktrace
+    pub fn takes_bodies(&self) -> bool {
+        self.info().bodies
+    }
+    /// `-s` (the stack body) takes the user stack here, which the kernel runner's does not.
+    pub fn takes_user_stack(&self) -> bool {
+        self.info().user_stack
     }
     pub fn takes_pid_filter(&self) -> bool {
         self.info().pid_filter
@@ -167,14 +336,29 @@ impl dyn Benchmark + '_ {
                 summarize_names(&takers)
             )))
         };
-        if config.stacktrace && !self.takes_stacktrace() {
+        if config.body != Body::Count && !self.takes_bodies() {
+            let option = match config.body {
+                Body::Stack => "-s/--stacktrace (--body stack)",
+                _ => "--body",
+            };
             return refuse(
-                "-s/--stacktrace",
+                option,
                 all()
-                    .filter(|b| b.takes_stacktrace())
+                    .filter(|b| b.takes_bodies())
                     .map(|b| b.name())
                     .collect(),
             );
+        }
+        if let (true, Timing::Refused(why)) = (config.latency, self.info().timing) {
+            let takers: Vec<&str> = all()
+                .filter(|b| b.info().timing == Timing::PerHit)
+                .map(|b| b.name())
+                .collect();
+            return Err(Error::usage(format!(
+                "--latency does not apply to {}: {why}; it is taken by {}",
+                self.name(),
+                summarize_names(&takers)
+            )));
         }
         if config.pid_filter && !self.takes_pid_filter() {
             return refuse(
@@ -204,6 +388,8 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         breakpoint::BENCHES,
         ringbuf::BENCHES,
         perf_uprobe::BENCHES,
+        attach::BENCHES,
+        churn::BENCHES,
     ]
     .into_iter()
     .flatten()
@@ -216,16 +402,19 @@ pub fn find(name: &str) -> Option<&'static dyn Benchmark> {
 
 /// Builds the parameters of `bench` from the values given on the command
 /// line, refusing options the benchmark does not take and values out of range.
-pub fn resolve_params(bench: &dyn Benchmark, given: &[(&'static str, u64)]) -> Result<Params> {
-    let mut values: BTreeMap<&'static str, u64> = bench
+pub fn resolve_params(
+    bench: &dyn Benchmark,
+    given: &[(&'static str, OptionValue)],
+) -> Result<Params> {
+    let mut values: BTreeMap<&'static str, OptionValue> = bench
         .options()
         .iter()
-        .map(|o| (o.long, o.default))
+        .map(|o| (o.long(), o.default_value()))
         .collect();
     for &(name, value) in given {
-        let Some(option) = bench.options().iter().find(|o| o.long == name) else {
+        let Some(option) = bench.options().iter().find(|o| o.long() == name) else {
             let takers: Vec<&str> = all()
-                .filter(|b| b.options().iter().any(|o| o.long == name))
+                .filter(|b| b.options().iter().any(|o| o.long() == name))
                 .map(|b| b.name())
                 .collect();
             return Err(Error::usage(format!(
@@ -234,21 +423,58 @@ pub fn resolve_params(bench: &dyn Benchmark, given: &[(&'static str, u64)]) -> R
                 summarize_names(&takers)
             )));
         };
-        if value < option.min || value > option.max {
-            let why = match option.why_max {
+        check_value(bench, option, value)?;
+        values.insert(name, value);
+    }
+    Ok(Params::new(values))
+}
+
+/// Refuses a value out of its option's range, or of the other kind.
+fn check_value(bench: &dyn Benchmark, option: &BenchOption, value: OptionValue) -> Result<()> {
+    match (option, value) {
+        (BenchOption::Number(o), OptionValue::Number(v)) if v < o.min || v > o.max => {
+            let why = match o.why_max {
                 "" => String::new(),
                 why => format!(" ({why})"),
             };
-            return Err(Error::usage(format!(
-                "--{name} must be between {} and {} for {}{why}, got {value}",
-                option.min,
-                option.max,
+            Err(Error::usage(format!(
+                "--{} must be between {} and {} for {}{why}, got {v}",
+                o.long,
+                o.min,
+                o.max,
                 bench.name()
+            )))
+        }
+        (BenchOption::Number(_), OptionValue::Number(_))
+        | (BenchOption::Flag(_), OptionValue::Flag(_)) => Ok(()),
+        (BenchOption::Number(o), OptionValue::Flag(_)) => Err(Error::usage(format!(
+            "--{} takes a value for {}",
+            o.long,
+            bench.name()
+        ))),
+        (BenchOption::Flag(o), OptionValue::Number(_)) => Err(Error::usage(format!(
+            "--{} takes no value for {}",
+            o.long,
+            bench.name()
+        ))),
+    }
+}
+
+/// Refuses an option given (on the command line, or swept) without the one
+/// it needs to take effect (`option_needs`): it would be silently ignored.
+pub fn check_option_needs(bench: &dyn Benchmark, given: &[&str], params: &Params) -> Result<()> {
+    for (option, needed) in bench.option_needs() {
+        if given.contains(&option.long()) && !params.flag(needed) {
+            return Err(Error::usage(format!(
+                "--{} takes effect only with --{}: give --{} too, or drop --{}",
+                option.long(),
+                needed.long,
+                needed.long,
+                option.long()
             )));
         }
-        values.insert(option.long, value);
     }
-    Ok(Params::new(values))
+    Ok(())
 }
 
 /// A few names for a message: all of them, or the first three and a count.
@@ -264,7 +490,7 @@ pub fn summarize_names(names: &[&str]) -> String {
 pub fn all_options() -> Vec<BenchOption> {
     let mut options: Vec<BenchOption> = Vec::new();
     for option in all().flat_map(|b| b.options().iter().copied()) {
-        if !options.iter().any(|o| o.long == option.long) {
+        if !options.iter().any(|o| o.long() == option.long()) {
             options.push(option);
         }
     }
@@ -309,12 +535,47 @@ mod tests {
     fn options_have_sane_ranges() {
         for bench in all() {
             for o in bench.options() {
-                assert!(
-                    o.min <= o.default && o.default <= o.max,
-                    "{}: --{}",
-                    bench.name(),
-                    o.long
-                );
+                if let BenchOption::Number(o) = o {
+                    assert!(
+                        o.min <= o.default && o.default <= o.max,
+                        "{}: --{}",
+                        bench.name(),
+                        o.long
+                    );
+                }
+            }
+        }
+    }
+
+    /// The kernel runner's triggers are the `trig-*` names: `-c`'s refusal
+    /// says so from the declared [`Workers`], and the names keep agreeing.
+    #[test]
+    fn triggers_are_the_trig_benchmarks() {
+        for bench in all() {
+            assert_eq!(
+                bench.info().workers == Workers::Triggers,
+                bench.name().starts_with("trig-"),
+                "{}",
+                bench.name()
+            );
+        }
+    }
+
+    /// The parser has one argument per long name: two benchmarks sharing an
+    /// option must declare the same kind, short name, value name and help
+    /// (the default and range may be each benchmark's own: they are checked
+    /// per benchmark).
+    #[test]
+    fn a_shared_option_is_one_option() {
+        let shape = |o: &BenchOption| match o {
+            BenchOption::Number(n) => (0, n.long, n.short, n.value_name, n.help),
+            BenchOption::Flag(f) => (1, f.long, None, "", f.help),
+        };
+        for option in all_options() {
+            for bench in all() {
+                if let Some(o) = bench.options().iter().find(|o| o.long() == option.long()) {
+                    assert_eq!(shape(o), shape(&option), "{}: --{}", bench.name(), o.long());
+                }
             }
         }
     }

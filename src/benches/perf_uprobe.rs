@@ -6,10 +6,11 @@
 
 use std::path::Path;
 
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{Link, UprobeOpts};
 
 use super::uprobe::attach_pid;
+use super::Piece::{Calls, Text};
 use super::{Benchmark, Info, Metric, PerfFormat};
 use crate::bpf::skel::perf_uprobe::{PerfUprobeSkel, PerfUprobeSkelBuilder};
 use crate::bpf::{self, Needs};
@@ -73,12 +74,12 @@ const fn perf(
         metric: Metric::Ops(PerfFormat {
             collection: "uprobe",
             name: perf_name,
-            executed: "# Executed {calls} usleep(1000) calls",
+            executed: &[Text("# Executed "), Calls, Text(" usleep(1000) calls")],
             per_cpu: false,
             ops_per_sec: false,
             usecs_grouped: true,
         }),
-        ..Info::hits(name, description)
+        ..Info::hits(name, description).timed_per_hit()
     };
     PerfUprobe {
         info: match program {
@@ -98,9 +99,11 @@ impl Benchmark for PerfUprobe {
         let Some((program, retprobe)) = self.program else {
             return Ok(Box::new(Sleeper { probe: None }));
         };
-        let mut open = PerfUprobeSkelBuilder::default()
-            .open(bpf::object_storage())
-            .map_err(|e| bpf::load_error("the uprobe collection's BPF object", &e))?;
+        let mut storage = bpf::ObjectStorage::new();
+        // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
+        // with it.
+        let mut open =
+            unsafe { storage.open::<PerfUprobeSkelBuilder>("the uprobe collection's BPF object")? };
         for mut prog in open.open_object_mut().progs_mut() {
             if prog.name() == program {
                 prog.set_autoload(true);
@@ -109,6 +112,7 @@ impl Benchmark for PerfUprobe {
         let skel = open
             .load()
             .map_err(|e| bpf::load_error("the usleep program", &e))?;
+        let skel = bpf::Owned::new(skel, storage);
         let progs = &skel.progs;
         let prog = match program {
             "usleep_empty" => &progs.usleep_empty,
@@ -153,7 +157,7 @@ fn usleep_address() -> Result<u64> {
 /// Producers sleep a millisecond per operation, probed or not.
 struct Sleeper {
     // The link drops (detaches) before the object closes.
-    probe: Option<(Link, PerfUprobeSkel<'static>)>,
+    probe: Option<(Link, bpf::Owned<PerfUprobeSkel<'static>>)>,
 }
 
 impl Workload for Sleeper {

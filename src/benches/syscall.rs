@@ -2,6 +2,7 @@
 
 use std::ffi::CString;
 
+use super::Piece::{self, Ops, Text};
 use super::{Benchmark, Info, Metric, PerfFormat};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
@@ -11,28 +12,28 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     &syscall(
         "syscall-basic",
         "basic",
-        "# Executed {ops} getppid() calls",
+        &[Text("# Executed "), Ops, Text(" getppid() calls")],
         Call::Simple(libc::SYS_getppid),
         "getppid(2) in a loop, as perf bench syscall basic",
     ),
     &syscall(
         "syscall-getpgid",
         "getpgid",
-        "# Executed {ops} getpgid() calls",
+        &[Text("# Executed "), Ops, Text(" getpgid() calls")],
         Call::Simple(libc::SYS_getpgid),
         "getpgid(2) in a loop, as perf bench syscall getpgid",
     ),
     &syscall(
         "syscall-fork",
         "fork",
-        "# Executed {ops} fork() calls",
+        &[Text("# Executed "), Ops, Text(" fork() calls")],
         Call::Fork,
         "fork(2), the child exits at once, the parent waits: perf bench syscall fork",
     ),
     &syscall(
         "syscall-execve",
         "execve",
-        "# Executed {ops} execve() calls",
+        &[Text("# Executed "), Ops, Text(" execve() calls")],
         Call::Execve,
         "fork(2) and the child execs /bin/true, the parent waits: perf bench syscall execve",
     ),
@@ -54,7 +55,7 @@ struct SyscallBench {
 const fn syscall(
     name: &'static str,
     perf_name: &'static str,
-    executed: &'static str,
+    executed: &'static [Piece],
     call: Call,
     description: &'static str,
 ) -> SyscallBench {
@@ -68,7 +69,7 @@ const fn syscall(
                 ops_per_sec: true,
                 usecs_grouped: false,
             }),
-            ..Info::hits(name, description)
+            ..Info::hits(name, description).timed_per_hit()
         },
         call,
     }

@@ -4,20 +4,22 @@
 
 use std::path::Path;
 
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::{KprobeMultiOpts, Link, ProgramInput};
 
+use super::body::{self, BodyState};
 use super::{Benchmark, Info};
 use crate::bpf::skel::trigger::{TriggerSkel, TriggerSkelBuilder};
 use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
-use crate::config::{BenchOption, RunConfig};
+use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::kernel;
-use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::progress::{self, Progress};
+use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
 
-pub const BATCH_ITERS: BenchOption = BenchOption {
+pub const BATCH_ITERS: NumberOption = NumberOption {
     long: "trig-batch-iters",
     short: None,
     value_name: "N",
@@ -190,7 +192,12 @@ const fn trigger(
     probe: Option<Probe>,
     description: &'static str,
 ) -> KernelTrigger {
-    let info = Info::hits(name, description)
+    let info = Info::trigger(name, description)
+        .untimed(
+            "one producer call is a BPF_PROG_TEST_RUN that fires the trigger \
+             --trig-batch-iters times in the kernel; a call's time is a batch's, and \
+             a batch average is not a hit's tail",
+        )
         .needs(match probe {
             None => Needs::RunProgram,
             Some(Probe {
@@ -203,11 +210,11 @@ const fn trigger(
             }) => Needs::KprobeEvent,
             Some(_) => Needs::Link,
         })
-        .options(&[BATCH_ITERS]);
+        .options(&[BenchOption::Number(BATCH_ITERS)]);
     KernelTrigger {
-        // Every counting program can take a stack; the baseline has none.
+        // Every counting program takes a body; the baseline has none.
         info: match probe {
-            Some(_) => info.stacktrace(),
+            Some(_) => info.bodies(),
             None => info,
         },
         driver,
@@ -225,8 +232,20 @@ fn no_fprobe() -> Error {
 }
 
 impl KernelTrigger {
+    /// What the kernel lacks for this benchmark, found before loading.
+    fn check_kernel(&self) -> Result<()> {
+        if self.probe.is_some_and(|p| p.class == Class::Tracepoint) {
+            kernel::ensure_tracefs().map_err(Error::unsupported)?;
+        }
+        // Say why before listing tens of thousands of functions.
+        if self.all.is_some() && kernel::config_is_off("CONFIG_FPROBE") {
+            return Err(no_fprobe());
+        }
+        Ok(())
+    }
+
     /// Why the kernel refused to load this benchmark's programs.
-    fn load_refused(&self, err: &libbpf_rs::Error) -> Error {
+    fn load_refused(&self, err: &libbpf_rs::Error, config: &RunConfig) -> Error {
         if self.driver == DRIVE_KFUNC && kernel::btf_has_func(KFUNC) == Some(false) {
             return Error::unsupported(kernel::needs_linux(
                 &format!("the {KFUNC} kfunc needs"),
@@ -239,25 +258,39 @@ impl KernelTrigger {
         if probe.class == Class::Tracing && bpf::errno(err) == Some(libc::EPERM) {
             return Error::unsupported("tracing programs are refused (EPERM: lockdown or an LSM)");
         }
-        bpf::load_error(&format!("{} or its driver", probe.what), err)
+        bpf::load_error(
+            &body::program(&format!("{} or its driver", probe.what), config),
+            err,
+        )
     }
 
     /// Why the kernel refused to attach, with the kernel's configuration as
     /// the witness where it explains the refusal.
     fn attach_refused(&self, probe: Probe, err: &libbpf_rs::Error) -> Error {
         if let Class::Kprobe { multi } = probe.class {
-            if multi && kernel::config_is_off("CONFIG_FPROBE") {
-                return no_fprobe();
-            }
-            if kernel::config_is_off("CONFIG_KPROBES") {
-                return Error::unsupported("kprobes not available (CONFIG_KPROBES is not set)");
-            }
-            if !multi && !Path::new("/sys/bus/event_source/devices/kprobe").exists() {
-                return Error::unsupported("kprobes not available (no kprobe PMU)");
+            if let Some(refusal) = kprobe_refusal(multi) {
+                return refusal;
             }
         }
         bpf::attach_error(probe.what, err)
     }
+}
+
+/// Why this kernel cannot have kprobes (`multi`: kprobe-multi links), with
+/// its configuration as the witness; `None` when nothing says it cannot.
+pub fn kprobe_refusal(multi: bool) -> Option<Error> {
+    if multi && kernel::config_is_off("CONFIG_FPROBE") {
+        return Some(no_fprobe());
+    }
+    if kernel::config_is_off("CONFIG_KPROBES") {
+        return Some(Error::unsupported(
+            "kprobes not available (CONFIG_KPROBES is not set)",
+        ));
+    }
+    if !multi && !Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+        return Some(Error::unsupported("kprobes not available (no kprobe PMU)"));
+    }
+    None
 }
 
 impl Benchmark for KernelTrigger {
@@ -266,25 +299,16 @@ impl Benchmark for KernelTrigger {
     }
 
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
-        let batch = config.params.get(&BATCH_ITERS);
-        if self.probe.is_some_and(|p| p.class == Class::Tracepoint) {
-            kernel::ensure_tracefs().map_err(Error::unsupported)?;
-        }
-        // Say why before listing tens of thousands of functions.
-        if self.all.is_some() && kernel::config_is_off("CONFIG_FPROBE") {
-            return Err(no_fprobe());
-        }
-        let mut open = TriggerSkelBuilder::default()
-            .open(bpf::object_storage())
-            .map_err(|e| bpf::load_error("the trigger BPF object", &e))?;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .ok_or_else(|| Error::setup("the trigger object has no .rodata"))?;
+        let batch = config.params.number(&BATCH_ITERS);
+        self.check_kernel()?;
+        let mut storage = bpf::ObjectStorage::new();
+        // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
+        // with it.
+        let mut open = unsafe { storage.open::<TriggerSkelBuilder>("the trigger BPF object")? };
+        let rodata = bpf::rodata(open.maps.rodata_data.as_deref_mut(), "the trigger object")?;
         rodata.batch_iters = u32::try_from(batch)
             .map_err(|_| Error::usage(format!("--trig-batch-iters {batch} is too large")))?;
-        rodata.stacktrace = u32::from(config.stacktrace);
+        body::configure(rodata, config);
         // Every program is off by default: turn on this benchmark's two (three
         // for the -all variants).
         let wanted = |name: &std::ffi::OsStr| {
@@ -297,7 +321,11 @@ impl Benchmark for KernelTrigger {
                 prog.set_autoload(true);
             }
         }
-        let skel = open.load().map_err(|e| self.load_refused(&e))?;
+        let skel = open.load().map_err(|e| self.load_refused(&e, config))?;
+        let skel = bpf::Owned::new(skel, storage);
+        // SAFETY: `body_drops` is counters.h's slot layout, and the skeleton
+        // is kept in the workload, dropped after the body.
+        let body = unsafe { body::body_state!(config, skel)? };
 
         let find = |name: &str| {
             skel.object()
@@ -326,6 +354,7 @@ impl Benchmark for KernelTrigger {
         Ok(Box::new(DrivenTrigger {
             _everywhere: everywhere,
             _link: link,
+            body,
             hits,
             driver: self.driver,
             batch,
@@ -375,10 +404,9 @@ pub fn attachable_functions(listing: &str) -> Vec<String> {
         .collect()
 }
 
-/// Attaches `empty` to every attachable kernel function, a chunk per link,
-/// with progress on stderr; stops cleanly (dropping what is attached) at a
-/// Ctrl-C.
-fn attach_everywhere(empty: &libbpf_rs::ProgramMut<'_>, retprobe: bool) -> Result<Vec<Link>> {
+/// This kernel's attachable functions (see [`attachable_functions`]), from
+/// tracefs; refused when there is none.
+pub fn attachable_kernel_functions() -> Result<Vec<String>> {
     kernel::ensure_tracefs().map_err(Error::unsupported)?;
     let tracefs = kernel::tracefs().ok_or_else(|| Error::unsupported("tracefs is not mounted"))?;
     let path = Path::new(tracefs).join("available_filter_functions");
@@ -391,18 +419,24 @@ fn attach_everywhere(empty: &libbpf_rs::ProgramMut<'_>, retprobe: bool) -> Resul
             path.display()
         )));
     }
+    Ok(functions)
+}
+
+/// Attaches `empty` to every attachable kernel function, a chunk per link,
+/// with progress on stderr; stops cleanly (dropping what is attached) at a
+/// Ctrl-C.
+fn attach_everywhere(empty: &libbpf_rs::ProgramMut<'_>, retprobe: bool) -> Result<Vec<Link>> {
+    let functions = attachable_kernel_functions()?;
     let mut links = Vec::new();
     for (i, chunk) in functions.chunks(ALL_CHUNK).enumerate() {
         if interrupt::received().is_some() {
             // Dropping the links detaches them.
             return Err(Error::setup("interrupted while attaching"));
         }
-        // Progress on stderr only, redrawn in place: not a report line.
-        eprint!(
-            "\rattaching to kernel functions: {} of {}",
-            i * ALL_CHUNK + chunk.len(),
-            functions.len()
-        );
+        progress::tell(Progress::Attaching {
+            done: i * ALL_CHUNK + chunk.len(),
+            of: functions.len(),
+        });
         let opts = KprobeMultiOpts {
             symbols: chunk.to_vec(),
             retprobe,
@@ -414,12 +448,12 @@ fn attach_everywhere(empty: &libbpf_rs::ProgramMut<'_>, retprobe: bool) -> Resul
         match link {
             Ok(link) => links.push(link),
             Err(err) => {
-                eprintln!();
+                progress::tell(Progress::Finished);
                 return Err(err);
             }
         }
     }
-    eprintln!();
+    progress::tell(Progress::Finished);
     Ok(links)
 }
 
@@ -428,11 +462,14 @@ struct DrivenTrigger {
     // Fields drop in order: the links detach before the object is closed.
     _everywhere: Vec<Link>,
     _link: Option<Link>,
+    /// After the links: the ringbuf body's consumers are done before its
+    /// rings go.
+    body: BodyState,
     hits: HitCounters,
     /// The driver program's name in `skel`.
     driver: &'static str,
     batch: u64,
-    skel: TriggerSkel<'static>,
+    skel: bpf::Owned<TriggerSkel<'static>>,
 }
 
 impl Workload for DrivenTrigger {
@@ -454,8 +491,12 @@ impl Workload for DrivenTrigger {
         })
     }
 
+    fn consume(&self, ctx: &ConsumerCtx<'_>) -> Result<()> {
+        self.body.consume(ctx)
+    }
+
     fn measure(&self, _ops: u64) -> Counts {
-        self.hits.counts()
+        self.body.counts(&self.hits)
     }
 }
 

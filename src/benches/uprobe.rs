@@ -4,9 +4,10 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{Link, UprobeMultiOpts, UprobeOpts};
 
+use super::body::{self, BodyState};
 use super::{Benchmark, Info};
 use crate::bpf::skel::uprobe::UprobeSkelBuilder;
 use crate::bpf::Needs;
@@ -15,29 +16,32 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
 use crate::probe_path::{self, ProbePath};
-use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
 use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &Baseline {
-        info: Info::hits(
+        info: Info::trigger(
             "trig-usermode-count",
             "call the nop target and count it atomically in user space, no probe: the baseline",
-        ),
+        )
+        .timed_per_hit(),
         work: Work::CallNop,
     },
     &Baseline {
-        info: Info::hits(
+        info: Info::trigger(
             "trig-syscall-count",
             "getpgid(own tid) and an atomic count in user space: the syscall baseline",
-        ),
+        )
+        .timed_per_hit(),
         work: Work::Getpgid,
     },
     &Baseline {
-        info: Info::hits(
+        info: Info::trigger(
             "trig-usermode-nocount",
             "call the nop target, counted per burst: the harness's ceiling",
-        ),
+        )
+        .timed_per_hit(),
         work: Work::CallNopUncounted,
     },
     &probe(
@@ -257,13 +261,14 @@ const fn probe(
     description: &'static str,
 ) -> UprobeBench {
     UprobeBench {
-        info: Info::hits(name, description)
+        info: Info::trigger(name, description)
             .needs(match attach {
                 Attach::UprobeMulti | Attach::UretprobeMulti => Needs::Link,
                 Attach::Uprobe | Attach::Uretprobe => Needs::UprobeEvent,
             })
-            .stacktrace()
-            .pid_filter(),
+            .user_stacktrace()
+            .pid_filter()
+            .timed_per_hit(),
         attach,
         target,
     }
@@ -280,9 +285,10 @@ impl Benchmark for UprobeBench {
         let offset = usize::try_from(offset)
             .map_err(|_| Error::setup(format!("offset {offset:#x} does not fit in usize")))?;
 
-        let mut open = UprobeSkelBuilder::default()
-            .open(bpf::object_storage())
-            .map_err(|e| bpf::load_error("the uprobe BPF object", &e))?;
+        let mut storage = bpf::ObjectStorage::new();
+        // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
+        // with it.
+        let mut open = unsafe { storage.open::<UprobeSkelBuilder>("the uprobe BPF object")? };
         // Load only the program this benchmark attaches.
         open.progs
             .count_uprobe
@@ -290,10 +296,17 @@ impl Benchmark for UprobeBench {
         open.progs
             .count_uprobe_multi
             .set_autoload(self.attach.is_multi());
-        set_stacktrace(open.maps.rodata_data.as_deref_mut(), config)?;
+        body::configure(
+            bpf::rodata(open.maps.rodata_data.as_deref_mut(), "the uprobe object")?,
+            config,
+        );
         let skel = open
             .load()
-            .map_err(|e| bpf::load_error("the counting program", &e))?;
+            .map_err(|e| bpf::load_error(&body::program("the counting program", config), &e))?;
+        let skel = bpf::Owned::new(skel, storage);
+        // SAFETY: `body_drops` is counters.h's slot layout, and the skeleton
+        // is kept in the workload, dropped after the body.
+        let body = unsafe { body::body_state!(config, skel)? };
 
         let pid = attach_pid(config);
         let retprobe = self.attach.is_return();
@@ -323,6 +336,7 @@ impl Benchmark for UprobeBench {
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
         Ok(Box::new(ProbedTarget {
             _link: link,
+            body,
             hits,
             _skel: skel,
             target: self.target,
@@ -352,21 +366,14 @@ pub(super) fn attach_pid(config: &RunConfig) -> i32 {
     }
 }
 
-/// Turns the stack capture of `bpf/stack.h` on for `-s`.
-fn set_stacktrace(
-    rodata: Option<&mut crate::bpf::skel::uprobe::types::rodata>,
-    config: &RunConfig,
-) -> Result<()> {
-    let rodata = rodata.ok_or_else(|| Error::setup("the uprobe object has no .rodata"))?;
-    rodata.stacktrace = u32::from(config.stacktrace);
-    Ok(())
-}
-
 /// Producers call the probed target; the BPF program counts the hits. The
 /// USDT family uses it too, with its own skeleton.
 pub(super) struct ProbedTarget<S> {
     // Fields drop in order: the link detaches before the object is closed.
     pub(super) _link: Link,
+    /// After the link: the ringbuf body's consumers are done before its
+    /// rings go.
+    pub(super) body: BodyState,
     pub(super) hits: HitCounters,
     pub(super) _skel: S,
     pub(super) target: Target,
@@ -380,15 +387,36 @@ impl<S: Sync> Workload for ProbedTarget<S> {
         Ok(())
     }
 
+    fn consume(&self, ctx: &ConsumerCtx<'_>) -> Result<()> {
+        self.body.consume(ctx)
+    }
+
     fn measure(&self, _ops: u64) -> Counts {
-        self.hits.counts()
+        self.body.counts(&self.hits)
     }
 
     fn probe_path(&self) -> Option<Result<ProbePath>> {
+        if self.target == Target::UsdtNop {
+            return Some(self.target.with_fn(nop_pair_path));
+        }
         let original = self.target.expected_bytes();
         Some(
             self.target
                 .with_fn(|function| probe_path::detect(function, original)),
         )
+    }
+}
+
+/// The path of the probe on a `nop; nop5` USDT site: libbpf put it on the
+/// 5-byte nop (where the kernel has the uprobe syscall) when the first nop is
+/// untouched, else on that nop.
+fn nop_pair_path(site: unsafe extern "C" fn()) -> Result<ProbePath> {
+    // SAFETY: the site is a function in this binary's mapped text; volatile
+    // because the kernel rewrites it behind the compiler's back.
+    let first = unsafe { std::ptr::read_volatile(site as *const u8) };
+    if first == 0x90 {
+        probe_path::detect_at(site as usize as u64 + 1)
+    } else {
+        probe_path::detect(site, &[0x90])
     }
 }

@@ -3,31 +3,48 @@
 
 use std::path::Path;
 
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::skel::OpenSkel;
 
+use super::body;
 use super::uprobe::{attach_pid, ProbedTarget};
 use super::{Benchmark, Info};
 use crate::bpf::skel::usdt::UsdtSkelBuilder;
 use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
 use crate::config::RunConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::runner::Workload;
 use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &UsdtBench {
-        info: Info::hits("trig-usdt-nop", "USDT probe whose site is a nop")
-            .needs(Needs::Link)
-            .stacktrace()
-            .pid_filter(),
+        info: Info::trigger(
+            "trig-usdt-nop",
+            "USDT probe whose site is a nop and a 5-byte nop (libbpf's usdt.h): libbpf probes the 5-byte nop where the kernel has the uprobe syscall",
+        )
+        .needs(Needs::Link)
+        .user_stacktrace()
+        .pid_filter()
+        .timed_per_hit(),
         target: Target::UsdtNop,
     },
     &UsdtBench {
-        info: Info::hits("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop")
+        info: Info::trigger(
+            "trig-usdt-nop1",
+            "USDT probe whose site is a lone nop (classic sdt.h)",
+        )
+        .needs(Needs::Link)
+        .user_stacktrace()
+        .pid_filter()
+        .timed_per_hit(),
+        target: Target::UsdtNop1,
+    },
+    &UsdtBench {
+        info: Info::trigger("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop")
             .needs(Needs::Link)
-            .stacktrace()
-            .pid_filter(),
+            .user_stacktrace()
+            .pid_filter()
+            .timed_per_hit(),
         target: Target::UsdtNop5,
     },
 ];
@@ -47,17 +64,21 @@ impl Benchmark for UsdtBench {
         // libbpf finds the site through the note; the site is the function's
         // first instruction, so the symbol check vouches for the instruction.
         targets::resolve(exe, self.target)?;
-        let mut open = UsdtSkelBuilder::default()
-            .open(bpf::object_storage())
-            .map_err(|e| bpf::load_error("the USDT BPF object", &e))?;
-        open.maps
-            .rodata_data
-            .as_deref_mut()
-            .ok_or_else(|| Error::setup("the USDT object has no .rodata"))?
-            .stacktrace = u32::from(config.stacktrace);
-        let skel = open
-            .load()
-            .map_err(|e| bpf::load_error("the USDT counting program", &e))?;
+        let mut storage = bpf::ObjectStorage::new();
+        // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
+        // with it.
+        let mut open = unsafe { storage.open::<UsdtSkelBuilder>("the USDT BPF object")? };
+        body::configure(
+            bpf::rodata(open.maps.rodata_data.as_deref_mut(), "the USDT object")?,
+            config,
+        );
+        let skel = open.load().map_err(|e| {
+            bpf::load_error(&body::program("the USDT counting program", config), &e)
+        })?;
+        let skel = bpf::Owned::new(skel, storage);
+        // SAFETY: `body_drops` is counters.h's slot layout, and the skeleton
+        // is kept in the workload, dropped after the body.
+        let body = unsafe { body::body_state!(config, skel)? };
         let link = skel
             .progs
             .count_usdt
@@ -74,6 +95,7 @@ impl Benchmark for UsdtBench {
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
         Ok(Box::new(ProbedTarget {
             _link: link,
+            body,
             hits,
             _skel: skel,
             target: self.target,

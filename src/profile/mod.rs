@@ -14,18 +14,21 @@ pub mod symbolize;
 
 use std::collections::HashMap;
 use std::ffi::CStr;
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use libbpf_rs::libbpf_sys;
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{Link, MapCore, MapFlags};
 
 use crate::bpf::skel::profile::{ProfileSkel, ProfileSkelBuilder};
 use crate::bpf::{self};
 use crate::error::{Error, Result};
+use crate::perf_event;
 use crate::runner::affinity;
+use crate::runner::phases::{RunObserver, Timing};
+use crate::runner::Workload;
 
 pub use stages::Breakdown;
 pub use symbolize::{Frame, FrameKind};
@@ -80,6 +83,12 @@ pub struct Profile {
     pub other_ticks: u64,
     /// Samples of ours that the counts map had no room for.
     pub dropped: u64,
+    /// The CPUs sampled (one cpu-clock event each).
+    pub cpus: usize,
+    /// `kernel.perf_event_max_sample_rate` after the run, when the kernel
+    /// lowered it below the frequency asked during the run: its sampling
+    /// interrupts took too long, and it throttled them.
+    pub throttled_to_hz: Option<u64>,
 }
 
 /// The sampler of one run: loaded and attached before the run, switched on
@@ -91,10 +100,51 @@ pub struct Profiler {
     links: Vec<Link>,
     /// The perf events, owned by the links above, for enabling them.
     events: Vec<RawFd>,
-    skel: ProfileSkel<'static>,
+    skel: bpf::Owned<ProfileSkel<'static>>,
     freq_hz: u64,
     started: Option<Instant>,
     sampled: Duration,
+}
+
+/// The profiler as a run's observer: sampling on over the measured seconds,
+/// read while the benchmark is still loaded (its programs are named from
+/// kallsyms).
+pub struct ProfileObserver {
+    profiler: Option<Profiler>,
+    profile: Option<Result<Profile>>,
+}
+
+impl ProfileObserver {
+    /// Attaches the sampler, switched off: whatever can fail fails here.
+    pub fn attach(freq_hz: u64) -> Result<ProfileObserver> {
+        Ok(ProfileObserver {
+            profiler: Some(Profiler::attach(freq_hz)?),
+            profile: None,
+        })
+    }
+
+    /// What was sampled; `None` when the run never reached its tear-down.
+    pub fn finish(self) -> Result<Option<Profile>> {
+        self.profile.transpose()
+    }
+}
+
+impl RunObserver for ProfileObserver {
+    fn measure_started(&mut self, _timing: Timing) {
+        if let Some(profiler) = self.profiler.as_mut() {
+            profiler.start();
+        }
+    }
+
+    fn measure_ended(&mut self, _samples: &[crate::stats::Sample]) {
+        if let Some(profiler) = self.profiler.as_mut() {
+            profiler.stop();
+        }
+    }
+
+    fn tearing_down(&mut self, _workload: &dyn Workload) {
+        self.profile = self.profiler.take().map(Profiler::collect);
+    }
 }
 
 /// Why sampling is impossible here, as a sentence after `unsupported: `.
@@ -125,48 +175,25 @@ pub fn max_sample_rate() -> Option<u64> {
 
 /// Opens a disabled cpu-clock sampling event on `cpu`, for every task.
 fn open_cpu_clock(cpu: usize, freq_hz: u64) -> std::io::Result<OwnedFd> {
-    // All zero (the neutral value of every field) but what is set here.
-    let mut attr = libbpf_sys::perf_event_attr {
-        type_: libbpf_sys::PERF_TYPE_SOFTWARE,
-        size: std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32,
-        config: u64::from(libbpf_sys::PERF_COUNT_SW_CPU_CLOCK),
-        ..Default::default()
-    };
+    let mut attr = perf_event::attr(
+        libbpf_sys::PERF_TYPE_SOFTWARE,
+        u64::from(libbpf_sys::PERF_COUNT_SW_CPU_CLOCK),
+    );
     attr.__bindgen_anon_1.sample_freq = freq_hz;
     attr.set_freq(1);
     attr.set_disabled(1);
-    let cpu = i32::try_from(cpu).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: attr is a valid perf_event_attr; pid -1 and a CPU mean every
-    // task on that CPU.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr,
-            -1,
-            cpu,
-            -1,
-            libbpf_sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: perf_event_open returned a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    perf_event::open(&attr, perf_event::Target::Cpu(cpu))
 }
 
 impl Profiler {
     /// Loads the sampler and attaches it, switched off, to a cpu-clock event
     /// on every online CPU: whatever can fail fails here, before the run.
     pub fn attach(freq_hz: u64) -> Result<Profiler> {
-        let mut open = ProfileSkelBuilder::default()
-            .open(bpf::object_storage())
-            .map_err(|e| bpf::load_error("the profiler's BPF object", &e))?;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .ok_or_else(|| Error::setup("the profiler object has no .rodata"))?;
+        let mut storage = bpf::ObjectStorage::new();
+        // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
+        // with it.
+        let mut open = unsafe { storage.open::<ProfileSkelBuilder>("the profiler's BPF object")? };
+        let rodata = bpf::rodata(open.maps.rodata_data.as_deref_mut(), "the profiler object")?;
         rodata.target_tgid = std::process::id();
         let skel = open.load().map_err(|e| match bpf::errno(&e) {
             Some(libc::EPERM | libc::EACCES) => Error::unsupported(
@@ -174,6 +201,7 @@ impl Profiler {
             ),
             _ => bpf::load_error("the profiler's perf_event program", &e),
         })?;
+        let skel = bpf::Owned::new(skel, storage);
         let mut profiler = Profiler {
             links: Vec::new(),
             events: Vec::new(),
@@ -203,8 +231,8 @@ impl Profiler {
             profiler.links.push(link);
             profiler.events.push(raw);
             // Attaching enables the event: off until the measured seconds.
-            // SAFETY: an ioctl without argument on a perf event we own.
-            unsafe { libc::ioctl(raw, PERF_EVENT_IOC_DISABLE, 0) };
+            // A failure leaves it sampling the set-up too: not worth failing for.
+            let _ = perf_event::disable(raw);
         }
         Ok(profiler)
     }
@@ -226,8 +254,7 @@ impl Profiler {
             recording.store(1, Relaxed);
         }
         for &event in &self.events {
-            // SAFETY: as in attach.
-            unsafe { libc::ioctl(event, PERF_EVENT_IOC_ENABLE, 0) };
+            let _ = perf_event::enable(event);
         }
         self.started = Some(Instant::now());
     }
@@ -238,8 +265,7 @@ impl Profiler {
             return;
         };
         for &event in &self.events {
-            // SAFETY: as in attach.
-            unsafe { libc::ioctl(event, PERF_EVENT_IOC_DISABLE, 0) };
+            let _ = perf_event::disable(event);
         }
         if let Some(recording) = self.recording() {
             recording.store(0, Relaxed);
@@ -251,9 +277,34 @@ impl Profiler {
     /// benchmark's programs are still loaded: they are named from kallsyms.
     pub fn collect(mut self) -> Result<Profile> {
         self.stop();
+        let cpus = self.events.len();
         // Detach first: nothing samples while the maps are read.
         self.links.clear();
         self.events.clear();
+        let unsymbolized = self.read_samples()?;
+        let names = symbolize::Names::resolve(
+            unsymbolized.iter().map(|s| s.user.as_slice()),
+            unsymbolized.iter().map(|s| s.kernel.as_slice()),
+        )?;
+        let (other_ticks, dropped) = self
+            .skel
+            .maps
+            .bss_data
+            .as_deref()
+            .map_or((0, 0), |bss| (bss.other_ticks, bss.dropped_samples));
+        Ok(Profile {
+            freq_hz: self.freq_hz,
+            seconds: self.sampled.as_secs_f64(),
+            stacks: merge_by_name(unsymbolized, &names),
+            other_ticks,
+            dropped,
+            cpus,
+            throttled_to_hz: max_sample_rate().filter(|&max| max < self.freq_hz),
+        })
+    }
+
+    /// Every sampled stack with its addresses, not yet named.
+    fn read_samples(&self) -> Result<Vec<AddressedSample>> {
         let maps = &self.skel.maps;
         let mut raw = Vec::new();
         for key in maps.counts.keys() {
@@ -284,63 +335,61 @@ impl Profiler {
                     .collect(),
             )
         };
-        let mut unsymbolized = Vec::with_capacity(raw.len());
-        for sample in raw {
-            let user = stack_of(sample.user_stack).unwrap_or_default();
-            let kernel = stack_of(sample.kernel_stack);
-            // -EFAULT: no kernel stack because the tick was in user mode.
-            let kernel_lost = kernel.is_none() && sample.kernel_stack != EFAULT;
-            unsymbolized.push((sample, user, kernel.unwrap_or_default(), kernel_lost));
-        }
-        let names = symbolize::Names::resolve(
-            unsymbolized.iter().map(|(_, user, _, _)| user.as_slice()),
-            unsymbolized
-                .iter()
-                .map(|(_, _, kernel, _)| kernel.as_slice()),
-        )?;
-        // Stacks that differ in addresses only (another call site in the
-        // same function) are one stack by name.
-        let mut merged: HashMap<(String, Vec<Frame>, Vec<Frame>, bool), u64> = HashMap::new();
-        for (sample, user, kernel, kernel_lost) in unsymbolized {
-            let key = (
-                sample.comm,
-                names.user_stack(&user),
-                names.kernel_stack(&kernel),
-                kernel_lost,
-            );
-            *merged.entry(key).or_default() += sample.count;
-        }
-        let mut stacks: Vec<Stack> = merged
+        Ok(raw
             .into_iter()
-            .map(|((thread, user, kernel, kernel_lost), count)| Stack {
-                thread,
-                user,
-                kernel,
-                kernel_lost,
-                count,
+            .map(|sample| {
+                let user = stack_of(sample.user_stack).unwrap_or_default();
+                let kernel = stack_of(sample.kernel_stack);
+                // -EFAULT: no kernel stack because the tick was in user mode.
+                let kernel_lost = kernel.is_none() && sample.kernel_stack != EFAULT;
+                AddressedSample {
+                    sample,
+                    user,
+                    kernel: kernel.unwrap_or_default(),
+                    kernel_lost,
+                }
             })
-            .collect();
-        stacks.sort_by(|a, b| {
-            (b.count, &a.thread, &a.user, &a.kernel).cmp(&(a.count, &b.thread, &b.user, &b.kernel))
-        });
-        let (other_ticks, dropped) = maps
-            .bss_data
-            .as_deref()
-            .map_or((0, 0), |bss| (bss.other_ticks, bss.dropped_samples));
-        let profile = Profile {
-            freq_hz: self.freq_hz,
-            seconds: self.sampled.as_secs_f64(),
-            stacks,
-            other_ticks,
-            dropped,
-        };
-        Ok(profile)
+            .collect())
     }
 }
 
-/// `_IO('$', 0)` and `_IO('$', 1)`, from linux/perf_event.h.
-const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
-const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+/// A sample's stacks as addresses, before naming.
+struct AddressedSample {
+    sample: RawSample,
+    user: Vec<u64>,
+    kernel: Vec<u64>,
+    kernel_lost: bool,
+}
+
+/// Names the samples' stacks and merges those that differ in addresses only
+/// (another call site in the same function): one stack by name, most
+/// sampled first.
+fn merge_by_name(samples: Vec<AddressedSample>, names: &symbolize::Names) -> Vec<Stack> {
+    let mut merged: HashMap<(String, Vec<Frame>, Vec<Frame>, bool), u64> = HashMap::new();
+    for s in samples {
+        let key = (
+            s.sample.comm,
+            names.user_stack(&s.user),
+            names.kernel_stack(&s.kernel),
+            s.kernel_lost,
+        );
+        *merged.entry(key).or_default() += s.sample.count;
+    }
+    let mut stacks: Vec<Stack> = merged
+        .into_iter()
+        .map(|((thread, user, kernel, kernel_lost), count)| Stack {
+            thread,
+            user,
+            kernel,
+            kernel_lost,
+            count,
+        })
+        .collect();
+    stacks.sort_by(|a, b| {
+        (b.count, &a.thread, &a.user, &a.kernel).cmp(&(a.count, &b.thread, &b.user, &b.kernel))
+    });
+    stacks
+}
 
 /// One entry of the counts map.
 struct RawSample {

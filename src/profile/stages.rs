@@ -84,188 +84,100 @@ pub enum Scope {
     Whole,
 }
 
-/// A kernel function name: exact, or a prefix (`Prefix("bpf_prog_")`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Name {
-    Exact(&'static str),
-    Prefix(&'static str),
+/// One rule of the table: the stage, which samples it takes, and the kernel
+/// functions it names, blank-separated; a name ending in `*` is a prefix
+/// (`bpf_trace_run*`).
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub stage: Stage,
+    pub scope: Scope,
+    pub names: &'static str,
 }
 
-impl Name {
-    fn matches(self, name: &str) -> bool {
-        match self {
-            Name::Exact(exact) => name == exact,
-            Name::Prefix(prefix) => name.starts_with(prefix),
-        }
+impl Rule {
+    fn matches(&self, function: &str) -> bool {
+        self.names
+            .split_whitespace()
+            .any(|name| match name.strip_suffix('*') {
+                Some(prefix) => function.starts_with(prefix),
+                None => function == name,
+            })
     }
 }
 
-use Name::{Exact, Prefix};
 use Scope::{Leaf, Subtree, Whole};
 
 /// The one table from kernel functions to stages (x86-64, Linux 6.x names;
 /// a function this kernel lacks simply never matches). BPF programs are
 /// recognised by kind, not by name; user-mode samples are user code, but for
 /// the kernel's uprobe trampolines ([`USER_RULES`]).
-pub const RULES: &[(Name, Scope, Stage)] = &[
+pub const RULES: &[Rule] = &[
     // The debug trap exists only to end a single-step: all of it, its
     // entry and exit included, is the cost of stepping.
-    (Exact("asm_exc_debug"), Whole, Stage::SingleStep),
-    (Exact("exc_debug_user"), Whole, Stage::SingleStep),
+    Rule {
+        stage: Stage::SingleStep,
+        scope: Whole,
+        names: "asm_exc_debug exc_debug_user",
+    },
     // The int3 trap and the syscall, in and out. Leaf only: the syscall's
     // own work is not entry.
-    (Exact("asm_exc_int3"), Leaf, Stage::TrapEntryExit),
-    (Exact("exc_int3"), Leaf, Stage::TrapEntryExit),
-    (Exact("do_int3_user"), Leaf, Stage::TrapEntryExit),
-    (Exact("do_int3"), Leaf, Stage::TrapEntryExit),
-    (Exact("notify_die"), Leaf, Stage::TrapEntryExit),
-    (
-        Exact("atomic_notifier_call_chain"),
-        Leaf,
-        Stage::TrapEntryExit,
-    ),
-    (
-        Exact("irqentry_enter_from_user_mode"),
-        Leaf,
-        Stage::TrapEntryExit,
-    ),
-    (
-        Exact("irqentry_exit_to_user_mode"),
-        Leaf,
-        Stage::TrapEntryExit,
-    ),
-    (Exact("irqentry_exit"), Leaf, Stage::TrapEntryExit),
-    (Exact("error_entry"), Leaf, Stage::TrapEntryExit),
-    (Exact("error_return"), Leaf, Stage::TrapEntryExit),
-    (Exact("sync_regs"), Leaf, Stage::TrapEntryExit),
-    (Prefix("entry_SYSCALL_64"), Leaf, Stage::TrapEntryExit),
-    (Exact("do_syscall_64"), Leaf, Stage::TrapEntryExit),
-    (Exact("x64_sys_call"), Leaf, Stage::TrapEntryExit),
-    (
-        Exact("syscall_exit_to_user_mode"),
-        Leaf,
-        Stage::TrapEntryExit,
-    ),
-    (Exact("syscall_exit_work"), Leaf, Stage::TrapEntryExit),
-    (Prefix("exit_to_user_mode"), Leaf, Stage::TrapEntryExit),
-    (
-        Exact("arch_exit_to_user_mode_prepare"),
-        Leaf,
-        Stage::TrapEntryExit,
-    ),
-    (
-        Exact("swapgs_restore_regs_and_return_to_usermode"),
-        Leaf,
-        Stage::TrapEntryExit,
-    ),
-    (
-        Exact("restore_regs_and_return_to_kernel"),
-        Leaf,
-        Stage::TrapEntryExit,
-    ),
-    (Exact("native_iret"), Leaf, Stage::TrapEntryExit),
-    (Prefix("clear_bhb_loop"), Leaf, Stage::TrapEntryExit),
+    Rule {
+        stage: Stage::TrapEntryExit,
+        scope: Leaf,
+        names: "asm_exc_int3 exc_int3 do_int3_user do_int3 notify_die \
+                 atomic_notifier_call_chain irqentry_enter_from_user_mode \
+                 irqentry_exit_to_user_mode irqentry_exit error_entry error_return \
+                 sync_regs entry_SYSCALL_64* do_syscall_64 x64_sys_call \
+                 syscall_exit_to_user_mode syscall_exit_work exit_to_user_mode* \
+                 arch_exit_to_user_mode_prepare \
+                 swapgs_restore_regs_and_return_to_usermode \
+                 restore_regs_and_return_to_kernel native_iret clear_bhb_loop*",
+    },
     // The uretprobe return path: the syscall the trampoline makes, the
     // handling of the return, and taking over the return address at entry.
     // An optimised uprobe (a 5-byte nop turned into a call) enters by the
     // uprobe syscall: its own work (saving and restoring registers on the
     // user stack, checking the caller) is this path's trap.
-    (Exact("__do_sys_uprobe"), Subtree, Stage::TrapEntryExit),
-    (Exact("__x64_sys_uprobe"), Subtree, Stage::TrapEntryExit),
-    (
-        Exact("__do_sys_uretprobe"),
-        Subtree,
-        Stage::ReturnTrampoline,
-    ),
-    (
-        Exact("__x64_sys_uretprobe"),
-        Subtree,
-        Stage::ReturnTrampoline,
-    ),
-    (
-        Exact("uprobe_handle_trampoline"),
-        Subtree,
-        Stage::ReturnTrampoline,
-    ),
-    (Exact("handle_trampoline"), Subtree, Stage::ReturnTrampoline),
-    (Exact("prepare_uretprobe"), Subtree, Stage::ReturnTrampoline),
-    (
-        Exact("arch_uretprobe_hijack_return_addr"),
-        Subtree,
-        Stage::ReturnTrampoline,
-    ),
+    Rule {
+        stage: Stage::TrapEntryExit,
+        scope: Subtree,
+        names: "__do_sys_uprobe __x64_sys_uprobe",
+    },
+    Rule {
+        stage: Stage::ReturnTrampoline,
+        scope: Subtree,
+        names: "__do_sys_uretprobe __x64_sys_uretprobe uprobe_handle_trampoline \
+                 handle_trampoline prepare_uretprobe \
+                 arch_uretprobe_hijack_return_addr",
+    },
     // Executing the probed instruction out of line.
-    (Exact("arch_uprobe_pre_xol"), Subtree, Stage::SingleStep),
-    (Exact("arch_uprobe_post_xol"), Subtree, Stage::SingleStep),
-    (Exact("pre_ssout"), Subtree, Stage::SingleStep),
-    (Exact("xol_get_insn_slot"), Subtree, Stage::SingleStep),
-    (Exact("xol_free_insn_slot"), Subtree, Stage::SingleStep),
-    (Exact("handle_singlestep"), Subtree, Stage::SingleStep),
-    (
-        Exact("uprobe_post_sstep_notifier"),
-        Subtree,
-        Stage::SingleStep,
-    ),
-    (Exact("arch_uprobe_skip_sstep"), Subtree, Stage::SingleStep),
-    (Exact("branch_emulate_op"), Subtree, Stage::SingleStep),
-    (Exact("push_emulate_op"), Subtree, Stage::SingleStep),
+    Rule {
+        stage: Stage::SingleStep,
+        scope: Subtree,
+        names: "arch_uprobe_pre_xol arch_uprobe_post_xol pre_ssout xol_get_insn_slot \
+                 xol_free_insn_slot handle_singlestep uprobe_post_sstep_notifier \
+                 arch_uprobe_skip_sstep branch_emulate_op push_emulate_op",
+    },
     // Finding the uprobe.
-    (Exact("find_active_uprobe_rcu"), Subtree, Stage::ProbeLookup),
-    (Exact("find_active_uprobe"), Subtree, Stage::ProbeLookup),
-    (Exact("find_uprobe_rcu"), Subtree, Stage::ProbeLookup),
-    (Exact("find_uprobe"), Subtree, Stage::ProbeLookup),
+    Rule {
+        stage: Stage::ProbeLookup,
+        scope: Subtree,
+        names: "find_active_uprobe_rcu find_active_uprobe find_uprobe_rcu \
+                 find_uprobe",
+    },
     // From the uprobe core to the BPF program (and the uprobe core's own
     // work, its optimisation attempts included).
-    (Exact("handler_chain"), Subtree, Stage::HandlerDispatch),
-    (Exact("uprobe_dispatcher"), Subtree, Stage::HandlerDispatch),
-    (
-        Exact("uretprobe_dispatcher"),
-        Subtree,
-        Stage::HandlerDispatch,
-    ),
-    (Exact("__uprobe_perf_func"), Subtree, Stage::HandlerDispatch),
-    (Exact("uprobe_perf_func"), Subtree, Stage::HandlerDispatch),
-    (Exact("trace_call_bpf"), Subtree, Stage::HandlerDispatch),
-    (
-        Exact("uprobe_multi_link_handler"),
-        Subtree,
-        Stage::HandlerDispatch,
-    ),
-    (
-        Exact("uprobe_multi_link_ret_handler"),
-        Subtree,
-        Stage::HandlerDispatch,
-    ),
-    (Exact("uprobe_prog_run"), Subtree, Stage::HandlerDispatch),
-    (Exact("handle_swbp"), Subtree, Stage::HandlerDispatch),
-    (
-        Exact("handle_syscall_uprobe"),
-        Subtree,
-        Stage::HandlerDispatch,
-    ),
-    (
-        Exact("uprobe_notify_resume"),
-        Subtree,
-        Stage::HandlerDispatch,
-    ),
-    (
-        Exact("uprobe_pre_sstep_notifier"),
-        Subtree,
-        Stage::HandlerDispatch,
-    ),
-    (
-        Exact("arch_uprobe_exception_notify"),
-        Subtree,
-        Stage::HandlerDispatch,
-    ),
-    (
-        Exact("arch_uprobe_optimize"),
-        Subtree,
-        Stage::HandlerDispatch,
-    ),
-    (Prefix("bpf_trace_run"), Subtree, Stage::HandlerDispatch),
-    (Prefix("__bpf_trace_"), Subtree, Stage::HandlerDispatch),
-    (Prefix("perf_trace_"), Subtree, Stage::HandlerDispatch),
+    Rule {
+        stage: Stage::HandlerDispatch,
+        scope: Subtree,
+        names: "handler_chain uprobe_dispatcher uretprobe_dispatcher \
+                 __uprobe_perf_func uprobe_perf_func trace_call_bpf \
+                 uprobe_multi_link_handler uprobe_multi_link_ret_handler \
+                 uprobe_prog_run handle_swbp handle_syscall_uprobe \
+                 uprobe_notify_resume uprobe_pre_sstep_notifier \
+                 arch_uprobe_exception_notify arch_uprobe_optimize bpf_trace_run* \
+                 __bpf_trace_* perf_trace_*",
+    },
 ];
 
 /// User-mode samples in the kernel's uprobe trampolines (named by their
@@ -289,21 +201,21 @@ pub fn classify(stack: &Stack) -> Stage {
             .find(|(name, _)| Some(*name) == leaf)
             .map_or(Stage::UserCode, |&(_, stage)| stage);
     }
-    let whole = RULES.iter().find(|(name, scope, _)| {
-        *scope == Whole && stack.kernel.iter().any(|f| name.matches(&f.name))
-    });
-    if let Some(&(_, _, stage)) = whole {
-        return stage;
+    let whole = RULES
+        .iter()
+        .find(|rule| rule.scope == Whole && stack.kernel.iter().any(|f| rule.matches(&f.name)));
+    if let Some(rule) = whole {
+        return rule.stage;
     }
     for (depth, frame) in stack.kernel.iter().rev().enumerate() {
         if frame.kind == FrameKind::Bpf {
             return Stage::BpfProgram;
         }
-        let rule = RULES.iter().find(|(name, scope, _)| {
-            name.matches(&frame.name) && (depth == 0 || *scope == Subtree)
-        });
-        if let Some(&(_, _, stage)) = rule {
-            return stage;
+        let rule = RULES
+            .iter()
+            .find(|rule| rule.matches(&frame.name) && (depth == 0 || rule.scope == Subtree));
+        if let Some(rule) = rule {
+            return rule.stage;
         }
     }
     Stage::OtherKernel
@@ -324,6 +236,24 @@ pub struct Breakdown {
     pub producer_on_cpu_pct: f64,
     /// Samples lost to a full map (their stacks are unknown).
     pub dropped_samples: u64,
+    /// Ticks that never fired: frequency x seconds x CPUs, less every tick
+    /// the sampler saw (ours, other tasks', dropped). The kernel throttles a
+    /// sampler whose interrupts take too much CPU time; those ticks are lost,
+    /// not time the producers spent off a CPU.
+    #[serde(default)]
+    pub missed_ticks: u64,
+    /// The sampling rate the kernel throttled to during the run
+    /// (`kernel.perf_event_max_sample_rate` after it), when below the
+    /// frequency asked: the sampler's own cost is in the figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_to_hz: Option<u64>,
+    /// The headline rate of the measured (sampled) seconds, and of the
+    /// warm-up seconds, which are not sampled: the sampler's own cost shows
+    /// as the first below the second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_rate: Option<f64>,
     /// One producer's time per hit, in ns (producers / rate): what the
     /// stages and the time off CPU split.
     pub ns_per_hit: Option<f64>,
@@ -372,6 +302,77 @@ pub struct ThreadShare {
     pub samples: u64,
 }
 
+/// The producers' samples counted by stage, by leaf function and by kernel
+/// function anywhere on the stack.
+struct Counts<'a> {
+    by_stage: HashMap<Stage, u64>,
+    by_self: HashMap<(&'a str, FrameKind), u64>,
+    by_inclusive: HashMap<(&'a str, FrameKind), u64>,
+}
+
+impl<'a> Counts<'a> {
+    fn of(producer_stacks: &[&'a Stack]) -> Counts<'a> {
+        let mut counts = Counts {
+            by_stage: HashMap::new(),
+            by_self: HashMap::new(),
+            by_inclusive: HashMap::new(),
+        };
+        for stack in producer_stacks {
+            *counts.by_stage.entry(classify(stack)).or_default() += stack.count;
+            if let Some(leaf) = stack.leaf() {
+                *counts.by_self.entry((&leaf.name, leaf.kind)).or_default() += stack.count;
+            }
+            let mut seen: Vec<(&str, FrameKind)> = Vec::new();
+            // User frames' inclusive shares are the thread's start-up
+            // chain, every one near 100 %: only the kernel's tell something.
+            for frame in stack.kernel.iter() {
+                let key = (frame.name.as_str(), frame.kind);
+                // A recursive function counts once per sample.
+                if !seen.contains(&key) {
+                    seen.push(key);
+                    *counts.by_inclusive.entry(key).or_default() += stack.count;
+                }
+            }
+        }
+        counts
+    }
+}
+
+/// The [`TOP`] functions of `counts`, most sampled first.
+fn top_list(
+    counts: HashMap<(&str, FrameKind), u64>,
+    share: impl Fn(u64) -> f64,
+) -> Vec<FunctionShare> {
+    let mut list: Vec<FunctionShare> = counts
+        .into_iter()
+        .map(|((function, kind), n)| FunctionShare {
+            function: function.to_string(),
+            kind,
+            samples: n,
+            share_pct: share(n),
+        })
+        .collect();
+    list.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.function.cmp(&b.function)));
+    list.truncate(TOP);
+    list
+}
+
+/// Every thread's samples, by thread name.
+fn thread_shares(profile: &Profile) -> Vec<ThreadShare> {
+    let mut threads: Vec<ThreadShare> = Vec::new();
+    for stack in &profile.stacks {
+        match threads.iter_mut().find(|t| t.thread == stack.thread) {
+            Some(t) => t.samples += stack.count,
+            None => threads.push(ThreadShare {
+                thread: stack.thread.clone(),
+                samples: stack.count,
+            }),
+        }
+    }
+    threads.sort_by(|a, b| a.thread.cmp(&b.thread));
+    threads
+}
+
 /// How many functions each top list keeps.
 pub const TOP: usize = 12;
 
@@ -389,7 +390,16 @@ impl Breakdown {
         let ns_per_hit = hits_per_sec
             .filter(|&rate| rate > 0.0)
             .map(|rate| producers as f64 * 1e9 / rate);
-        let full = profile.freq_hz as f64 * profile.seconds * producers as f64;
+        // Ticks that never fired are lost, not time off CPU: the producers'
+        // share is of the ticks that fired.
+        let expected = profile.freq_hz as f64 * profile.seconds * profile.cpus as f64;
+        let fired = (samples + profile.other_ticks + profile.dropped) as f64;
+        let fired_share = if expected > 0.0 {
+            (fired / expected).min(1.0)
+        } else {
+            1.0
+        };
+        let full = profile.freq_hz as f64 * profile.seconds * producers as f64 * fired_share;
         let on_cpu = if full > 0.0 {
             producer_samples as f64 / full
         } else {
@@ -399,26 +409,11 @@ impl Breakdown {
         // over 100 % is counting, not time.
         let on_cpu_ns = ns_per_hit.map(|ns| ns * on_cpu.min(1.0));
 
-        let mut by_stage: HashMap<Stage, u64> = HashMap::new();
-        let mut by_self: HashMap<(&str, FrameKind), u64> = HashMap::new();
-        let mut by_inclusive: HashMap<(&str, FrameKind), u64> = HashMap::new();
-        for stack in &producer_stacks {
-            *by_stage.entry(classify(stack)).or_default() += stack.count;
-            if let Some(leaf) = stack.leaf() {
-                *by_self.entry((&leaf.name, leaf.kind)).or_default() += stack.count;
-            }
-            let mut seen: Vec<(&str, FrameKind)> = Vec::new();
-            // User frames' inclusive shares are the thread's start-up
-            // chain, every one near 100 %: only the kernel's tell something.
-            for frame in stack.kernel.iter() {
-                let key = (frame.name.as_str(), frame.kind);
-                // A recursive function counts once per sample.
-                if !seen.contains(&key) {
-                    seen.push(key);
-                    *by_inclusive.entry(key).or_default() += stack.count;
-                }
-            }
-        }
+        let Counts {
+            by_stage,
+            by_self,
+            by_inclusive,
+        } = Counts::of(&producer_stacks);
         let stages = Stage::ALL
             .iter()
             .filter_map(|&stage| {
@@ -431,31 +426,6 @@ impl Breakdown {
                 })
             })
             .collect();
-        let top = |counts: HashMap<(&str, FrameKind), u64>| {
-            let mut list: Vec<FunctionShare> = counts
-                .into_iter()
-                .map(|((function, kind), n)| FunctionShare {
-                    function: function.to_string(),
-                    kind,
-                    samples: n,
-                    share_pct: share(n),
-                })
-                .collect();
-            list.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.function.cmp(&b.function)));
-            list.truncate(TOP);
-            list
-        };
-        let mut threads: Vec<ThreadShare> = Vec::new();
-        for stack in &profile.stacks {
-            match threads.iter_mut().find(|t| t.thread == stack.thread) {
-                Some(t) => t.samples += stack.count,
-                None => threads.push(ThreadShare {
-                    thread: stack.thread.clone(),
-                    samples: stack.count,
-                }),
-            }
-        }
-        threads.sort_by(|a, b| a.thread.cmp(&b.thread));
         Breakdown {
             frequency_hz: profile.freq_hz,
             seconds: profile.seconds,
@@ -463,23 +433,22 @@ impl Breakdown {
             producer_samples,
             producer_on_cpu_pct: on_cpu * 100.0,
             dropped_samples: profile.dropped,
+            missed_ticks: (expected - fired).max(0.0).round() as u64,
+            throttled_to_hz: profile.throttled_to_hz,
+            measured_rate: None,
+            warmup_rate: None,
             ns_per_hit,
             off_cpu_ns_per_hit: ns_per_hit.zip(on_cpu_ns).map(|(all, on)| all - on),
             stages,
-            top_self: top(by_self),
-            top_inclusive: top(by_inclusive),
-            threads,
+            top_self: top_list(by_self, share),
+            top_inclusive: top_list(by_inclusive, share),
+            threads: thread_shares(profile),
             files: Vec::new(),
         }
     }
 
     pub fn stage(&self, stage: Stage) -> Option<&StageShare> {
         self.stages.iter().find(|s| s.stage == stage)
-    }
-
-    /// The stage with the most samples.
-    pub fn largest_stage(&self) -> Option<&StageShare> {
-        self.stages.iter().max_by_key(|s| s.samples)
     }
 }
 
@@ -598,6 +567,8 @@ mod tests {
             ],
             other_ticks: 0,
             dropped: 0,
+            cpus: 1,
+            throttled_to_hz: None,
         };
         // One producer at 5 M hits/s: 200 ns a hit.
         let b = Breakdown::of(&profile, 1, Some(5e6));
@@ -610,7 +581,7 @@ mod tests {
         assert_eq!(stage(Stage::BpfProgram).ns_per_hit, Some(60.0));
         assert_eq!(stage(Stage::ProbeLookup).samples, 40);
         assert!(b.stage(Stage::OtherKernel).is_none());
-        assert_eq!(b.largest_stage().unwrap().stage, Stage::UserCode);
+        assert_eq!(stage(Stage::UserCode).samples, 100);
         let total: f64 = b.stages.iter().map(|s| s.share_pct).sum();
         assert!((total - 100.0).abs() < 1e-9);
         assert_eq!(b.top_self[0].function, "bench::main");
@@ -618,14 +589,35 @@ mod tests {
         assert_eq!(b.top_inclusive[0].share_pct, 50.0);
         assert_eq!(b.threads.len(), 2);
 
-        // Off the CPU half the time: the stages split the other half.
+        // Off the CPU half the time (other tasks had the other ticks): the
+        // stages split the other half.
         let half = Profile {
             seconds: 4.0,
-            ..profile
+            other_ticks: 150,
+            ..profile.clone()
         };
         let b = Breakdown::of(&half, 1, Some(5e6));
         assert_eq!(b.producer_on_cpu_pct, 50.0);
         assert_eq!(b.off_cpu_ns_per_hit, Some(100.0));
         assert_eq!(b.stage(Stage::BpfProgram).unwrap().ns_per_hit, Some(30.0));
+        assert_eq!(b.missed_ticks, 0);
+
+        // The same ticks missing because they never fired (a throttled
+        // sampler): lost, not off CPU. Of the 250 that fired the producer
+        // had 200.
+        let throttled = Profile {
+            seconds: 4.0,
+            throttled_to_hz: Some(62),
+            ..profile
+        };
+        let b = Breakdown::of(&throttled, 1, Some(5e6));
+        assert_eq!(b.missed_ticks, 150);
+        assert_eq!(b.throttled_to_hz, Some(62));
+        assert!(
+            (b.producer_on_cpu_pct - 80.0).abs() < 1e-9,
+            "{}",
+            b.producer_on_cpu_pct
+        );
+        assert!((b.off_cpu_ns_per_hit.unwrap() - 40.0).abs() < 1e-9);
     }
 }

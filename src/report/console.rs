@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::reporter::Reporter;
+use crate::runner::cycles::Step;
+use crate::runner::phases::{RunObserver, Timing};
 use crate::stats::Sample;
 
 pub struct Console {
@@ -74,6 +77,34 @@ impl Console {
         }
     }
 
+    /// Shows a bar over an attach cycle's links, if stderr is a terminal and
+    /// there are enough links for it to move.
+    pub fn start_cycle_bar(&mut self, links: usize) {
+        self.bar = (std::io::stderr().is_terminal() && links > 1).then(|| {
+            let bar =
+                ProgressBar::with_draw_target(Some(links as u64), ProgressDrawTarget::stderr());
+            let style =
+                ProgressStyle::with_template("{spinner} {msg:10} [{bar:30}] {pos}/{len} links")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> ");
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+    }
+
+    /// Moves the cycle bar to `step`.
+    pub fn cycle_step(&self, step: Step) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(super::attach::step_words(step));
+            match step {
+                Step::Attaching { done, .. } => bar.set_position(done as u64),
+                Step::Verifying => {}
+                Step::Detaching { done, of } => bar.set_position((of - done) as u64),
+            }
+        }
+    }
+
     pub fn finish_bar(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
@@ -84,5 +115,122 @@ impl Console {
 impl Drop for Console {
     fn drop(&mut self) {
         self.finish_bar();
+    }
+}
+
+/// The console as a run's observer: the set-up chatter, the progress bar and
+/// one line per second.
+pub struct RunConsole<'a> {
+    console: &'a mut Console,
+    reporter: Reporter,
+    producers: usize,
+    /// Whether the set-up lines are printed (not with -q, nor for a fixed run).
+    chatter: bool,
+    /// A `-s` run of a probe in user space: its set-up line says that the
+    /// stack is the user's, which the kernel runner's `-s` does not take.
+    user_stack: bool,
+    started: bool,
+}
+
+impl<'a> RunConsole<'a> {
+    pub fn new(
+        console: &'a mut Console,
+        reporter: Reporter,
+        producers: usize,
+        chatter: bool,
+    ) -> RunConsole<'a> {
+        RunConsole {
+            console,
+            reporter,
+            producers,
+            chatter,
+            user_stack: false,
+            started: false,
+        }
+    }
+
+    /// Says under the set-up line that `-s` takes a user stack here.
+    pub fn user_stack_note(self, user_stack: bool) -> RunConsole<'a> {
+        RunConsole { user_stack, ..self }
+    }
+
+    /// The run has started: say so, and show the bar over its seconds.
+    fn start(&mut self, timing: Timing) {
+        if std::mem::replace(&mut self.started, true) {
+            return;
+        }
+        if self.chatter {
+            self.console.line(&self.reporter.started());
+        }
+        self.console
+            .start_bar(timing.warmup_secs, timing.duration_secs);
+    }
+}
+
+impl RunObserver for RunConsole<'_> {
+    fn setting_up(&mut self) {
+        if self.chatter {
+            self.console.line(&self.reporter.setting_up());
+            if self.user_stack {
+                self.console.line(&self.reporter.user_stack_note());
+            }
+        }
+    }
+
+    fn warmup_started(&mut self, timing: Timing) {
+        self.start(timing);
+    }
+
+    fn measure_started(&mut self, timing: Timing) {
+        self.start(timing);
+    }
+
+    fn sample(&mut self, sample: &Sample) {
+        // The bar first, so that it redraws in its new state under the line.
+        self.console.advance(sample);
+        self.console
+            .line(&self.reporter.tick(sample, self.producers));
+    }
+
+    fn measure_ended(&mut self, _samples: &[Sample]) {
+        self.console.finish_bar();
+    }
+
+    fn tearing_down(&mut self, _workload: &dyn crate::runner::Workload) {
+        self.console.finish_bar();
+    }
+}
+
+/// The last words of a failed command, on stderr: `error: ...`, or the
+/// sentence of an unsupported feature (naming the benchmark of a run of one)
+/// or of an interrupt as it is.
+pub fn error(err: &crate::error::Error, bench: Option<&str>) {
+    use crate::error::Error;
+    match (err, bench) {
+        (Error::Unsupported(why), Some(bench)) => eprintln!("unsupported: {bench}: {why}"),
+        (Error::Unsupported(_), None) | (Error::Interrupted { .. }, _) => eprintln!("{err}"),
+        _ => eprintln!("error: {err}"),
+    }
+}
+
+/// A bug's one line, instead of a backtrace.
+pub fn internal_error(thread: &str, what: &str) {
+    eprintln!("error: internal error in thread {thread}: {what}");
+}
+
+/// A warning found before the console exists (while planning), on stderr.
+pub fn warning(line: &str) {
+    eprintln!("{line}");
+}
+
+/// Draws the progress of a long set-up on stderr, redrawn in place: not a
+/// report line, so never on stdout.
+pub fn draw_progress(progress: crate::progress::Progress) {
+    use crate::progress::Progress;
+    match progress {
+        Progress::Attaching { done, of } => {
+            eprint!("\rattaching to kernel functions: {done} of {of}")
+        }
+        Progress::Finished => eprintln!(),
     }
 }

@@ -1,26 +1,31 @@
 //! The lines of `--list` and `--probe`, and the JSON of `--probe --json`.
 
 use crate::benches::{self, Benchmark};
-use crate::probe::{Outcome, ProbeFile, Status};
+use crate::results::{ProbeFile, ProbeOutcome as Outcome, ProbeStatus as Status};
 
 /// `--list`: a title, then every benchmark with its description.
 pub fn list_lines() -> Vec<String> {
     let width = benches::all().map(|b| b.name().len()).max().unwrap_or(0);
     let mut lines = vec![
-        "Available benchmarks ([-s]: takes -s/--stacktrace, [--pid-filter]: takes --pid-filter):"
+        "Available benchmarks ([--body]: takes --body KIND and -s, its stack body: a kernel \
+         stack per hit as the kernel runner's -s; [-s: user stack]: -s takes a user stack per \
+         hit, where the kernel runner's -s takes none; [--pid-filter]: takes --pid-filter):"
             .to_string(),
     ];
     lines.extend(benches::all().map(|b: &dyn Benchmark| {
         let mut takes = Vec::new();
-        if b.takes_stacktrace() {
-            takes.push("-s");
+        if b.takes_bodies() {
+            takes.push("--body");
+        }
+        if b.takes_user_stack() {
+            takes.push("-s: user stack");
         }
         if b.takes_pid_filter() {
             takes.push("--pid-filter");
         }
         let takes = match takes.is_empty() {
             true => String::new(),
-            false => format!(" [{}]", takes.join(" ")),
+            false => format!(" [{}]", takes.join(", ")),
         };
         format!("  {:width$}  {}{takes}", b.name(), b.description())
     }));

@@ -1,12 +1,19 @@
 //! Reports: the one [`reporter::Reporter`] that prints a run's lines (the
 //! kernel runner's text format, perf bench's), the console (lines and progress
-//! bar), and the exporters of a result (JSON, CSV, SVG plot) behind one trait,
-//! one module each. No output line is built outside this module.
+//! bar), and the exporters of a result (JSON, CSV, SVG plot, profile files)
+//! behind one trait, one module each, listed once in [`export`]. No output
+//! line is built outside this module.
 
+pub mod attach;
+pub mod attach_plot;
+pub mod calibrate;
 pub mod compare;
 pub mod console;
 pub mod csv;
+pub mod export;
 pub mod json;
+pub mod latency;
+pub mod latency_plot;
 pub mod listing;
 pub mod output;
 pub mod perf;
@@ -15,23 +22,80 @@ pub mod profile;
 pub mod reporter;
 pub mod text;
 
+use std::path::{Path, PathBuf};
+
 use crate::config::OutputTarget;
 use crate::error::Result;
 use crate::results::ResultFile;
 
-/// One output format of a kept result.
-pub trait Exporter {
-    /// The flag that asks for it, for messages.
-    fn flag(&self) -> &'static str;
+/// One output format of a kept result: its command-line flag, how a target
+/// is checked and named, and how the result is written there. Registered
+/// once, in [`export::FORMATS`].
+pub trait Exporter: Sync {
+    /// The long option that asks for it, without dashes (`json`).
+    fn long(&self) -> &'static str;
 
-    /// The whole result in this format.
-    fn render(&self, result: &ResultFile) -> Result<Vec<u8>>;
+    /// Its `--help` line.
+    fn help(&self) -> &'static str;
 
-    /// Writes the result to `target` (a file: whole or not at all).
+    /// The placeholder of its value in `--help`.
+    fn value_name(&self) -> &'static str {
+        "FILE"
+    }
+
+    /// The extension of the file it writes for one benchmark in a directory
+    /// (`DIR/NAME.json`).
+    fn extension(&self) -> &'static str;
+
+    /// Whether `-` means standard output (the text report then goes to
+    /// stderr); otherwise `-` is a file name.
+    fn takes_stdout(&self) -> bool {
+        true
+    }
+
+    /// Whether it draws a sweep, and so needs `--sweep`.
+    fn needs_sweep(&self) -> bool {
+        false
+    }
+
+    /// A refusal of `path` by this format alone (a plot not named `.svg`),
+    /// as the usage error's sentence.
+    fn check_name(&self, _path: &Path) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
+    /// The flag, for messages: `--json`.
+    fn flag(&self) -> String {
+        format!("--{}", self.long())
+    }
+
+    /// Where `bench`'s result goes when the target is `path`: the path
+    /// itself, or `DIR/NAME.EXT` in a directory.
+    fn file_for(&self, path: &Path, bench: &str) -> PathBuf {
+        if path.is_dir() {
+            path.join(format!("{bench}.{}", self.extension()))
+        } else {
+            path.to_path_buf()
+        }
+    }
+
+    /// The files `result` makes at `target`, with their bytes: one for a
+    /// format of one document, several for one with a file per run.
+    fn files(&self, result: &ResultFile, target: &OutputTarget) -> Result<Vec<Rendered>>;
+
+    /// Writes the result's files (each whole or not at all); a file that
+    /// fails is kept for the end (see [`output::keep`]) while the others are
+    /// written.
     fn export(&self, result: &ResultFile, target: &OutputTarget) -> Result<()> {
-        output::write(target, &self.render(result)?)
+        for (target, bytes) in self.files(result, target)? {
+            output::keep(output::write(&target, &bytes));
+        }
+        Ok(())
     }
 }
+
+/// A file an exporter made, and where it goes.
+pub type Rendered = (OutputTarget, Vec<u8>);
 
 /// A rate scaled to a readable unit: (value, "M"), (value, "K") or (value, "").
 pub fn scaled(per_sec: f64) -> (f64, &'static str) {

@@ -7,16 +7,54 @@ use std::path::{Path, PathBuf};
 
 use inferno::flamegraph::{self, color::MultiPalette, Options, Palette};
 
-use super::output::write_file;
+use super::{Exporter, Rendered};
+use crate::config::OutputTarget;
 use crate::error::{Error, Result};
 use crate::profile::stages::FunctionShare;
 use crate::profile::{Breakdown, FrameKind, Profile};
+use crate::results::ResultFile;
 
 /// How many functions each printed list shows (the JSON keeps more).
 const PRINTED_TOP: usize = 8;
 /// Function names longer than this are cut at the front in the text: the
 /// end of a Rust path says the most.
 const NAME_WIDTH: usize = 60;
+
+/// Where the sampler distorted what it measured: ticks that never fired
+/// (lost, and left out of the time off CPU), and a kernel that throttled the
+/// sampler because its interrupts took too long.
+fn distortion_lines(breakdown: &Breakdown) -> Vec<String> {
+    let expected = breakdown.frequency_hz as f64 * breakdown.seconds;
+    let mut lines = Vec::new();
+    // A tick or so per CPU is timing, not loss.
+    if breakdown.missed_ticks as f64 > 0.01 * expected.max(100.0) {
+        lines.push(format!(
+            "  {} ticks never fired (lost, not counted as time off CPU)",
+            breakdown.missed_ticks
+        ));
+    }
+    // More than the drift between seconds: the sampler took its share.
+    if let (Some(sampled), Some(unsampled)) = (breakdown.measured_rate, breakdown.warmup_rate) {
+        if unsampled > 0.0 && sampled < 0.9 * unsampled {
+            lines.push(format!(
+                "  warning: with sampling on the rate is {:.0} % below the warm-up's (not \
+                 sampled): sampling at {} Hz distorts the figures, the sampler's own time is \
+                 in them; lower --profile-freq",
+                (1.0 - sampled / unsampled) * 100.0,
+                breakdown.frequency_hz
+            ));
+        }
+    }
+    if let Some(rate) = breakdown.throttled_to_hz {
+        lines.push(format!(
+            "  warning: the kernel throttled the sampler to {rate} Hz during the run (its \
+             interrupts took too long): sampling at {} Hz distorts the figures, the \
+             sampler's own time is in them; lower --profile-freq",
+            breakdown.frequency_hz
+        ));
+    }
+    lines
+}
 
 /// The breakdown's lines, printed before the `Summary:` line.
 pub fn lines(breakdown: &Breakdown) -> Vec<String> {
@@ -32,6 +70,7 @@ pub fn lines(breakdown: &Breakdown) -> Vec<String> {
             n => format!(", {n} dropped (map full)"),
         }
     )];
+    lines.extend(distortion_lines(breakdown));
     if breakdown.producer_samples == 0 {
         lines.push("  no sample found a producer thread: nothing to break down".to_string());
         return lines;
@@ -147,40 +186,118 @@ pub fn flame_graph(folded: &str, title: &str, subtitle: &str) -> Result<Vec<u8>>
     Ok(svg)
 }
 
-/// Writes a run's folded stacks, flame graph and breakdown into `dir` as
-/// `stem.folded`, `stem.svg` and `stem.json`; returns their paths. The
-/// breakdown's `files` name them.
-pub fn write_files(
+/// A run's profile files are named by the benchmark, the sweep point and the
+/// run: `trig-uprobe-nop`, `trig-uprobe-nop-producers=2-run3`.
+pub fn profile_name(bench: &str, point: Option<(String, &str)>, run: Option<u32>) -> String {
+    let mut name = bench.to_string();
+    if let Some((value, param)) = point {
+        name.push_str(&format!("-{param}={value}"));
+    }
+    if let Some(run) = run {
+        name.push_str(&format!("-run{run}"));
+    }
+    name
+}
+
+/// The files a run's profile makes in `dir`: `stem.folded`, `stem.svg` (when
+/// a stack was sampled) and `stem.json`, the breakdown.
+pub fn file_names(dir: &Path, stem: &str, profile: &Profile) -> Vec<PathBuf> {
+    let path = |ext: &str| dir.join(format!("{stem}.{ext}"));
+    let mut names = vec![path("folded")];
+    if !folded(profile).is_empty() {
+        names.push(path("svg"));
+    }
+    names.push(path("json"));
+    names
+}
+
+/// Every file a run's profile may make in `dir` (the flame graph only when a
+/// stack was sampled): what is checked before the run.
+pub fn every_file(dir: &Path, stem: &str) -> [PathBuf; 3] {
+    ["folded", "svg", "json"].map(|ext| dir.join(format!("{stem}.{ext}")))
+}
+
+/// The exporter of `--profile=DIR`: each profiled run's folded stacks, flame
+/// graph and breakdown, named by [`profile_name`] in the directory. Its flag
+/// is --profile's own (a run option), so it is not in [`super::export::FORMATS`].
+pub struct ProfileFiles;
+
+impl Exporter for ProfileFiles {
+    fn long(&self) -> &'static str {
+        "profile"
+    }
+
+    fn help(&self) -> &'static str {
+        "Write each run's folded stacks, flame graph and breakdown in DIR"
+    }
+
+    fn value_name(&self) -> &'static str {
+        "DIR"
+    }
+
+    fn extension(&self) -> &'static str {
+        "folded"
+    }
+
+    fn takes_stdout(&self) -> bool {
+        false
+    }
+
+    /// One directory for every benchmark: the runs' files are named apart.
+    fn file_for(&self, path: &Path, _bench: &str) -> PathBuf {
+        path.to_path_buf()
+    }
+
+    fn files(&self, result: &ResultFile, target: &OutputTarget) -> Result<Vec<Rendered>> {
+        let OutputTarget::File(dir) = target else {
+            return Ok(Vec::new());
+        };
+        let param = result.sweep.as_ref().map(|s| s.param.as_str());
+        let mut files = Vec::new();
+        for run in &result.runs {
+            let (Some(profile), Some(breakdown)) = (&run.stacks, &run.profile) else {
+                continue;
+            };
+            // A value of names (a body) is named by its label.
+            let label = |value: u64| {
+                result
+                    .sweep
+                    .as_ref()
+                    .and_then(|s| s.labels.get(s.values.iter().position(|v| *v == value)?))
+                    .cloned()
+                    .unwrap_or_else(|| value.to_string())
+            };
+            let point = run.sweep_value.map(label).zip(param);
+            let stem = profile_name(&result.benchmark, point, run.repetition);
+            files.extend(run_files(dir, &stem, profile, breakdown)?);
+        }
+        Ok(files)
+    }
+}
+
+/// One run's files, as [`file_names`] names them.
+fn run_files(
     dir: &Path,
     stem: &str,
-    title: &str,
     profile: &Profile,
-    breakdown: &mut Breakdown,
-) -> Result<Vec<PathBuf>> {
+    breakdown: &Breakdown,
+) -> Result<Vec<Rendered>> {
     let folded_text = folded(profile);
-    let path = |ext: &str| dir.join(format!("{stem}.{ext}"));
-    let (folded_path, svg_path, json_path) = (path("folded"), path("svg"), path("json"));
-    breakdown.files = [&folded_path, &svg_path, &json_path]
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    write_file(&folded_path, folded_text.as_bytes())?;
-    let mut written = vec![folded_path];
+    let file = |ext: &str| OutputTarget::File(dir.join(format!("{stem}.{ext}")));
+    let mut files = Vec::with_capacity(3);
     if !folded_text.is_empty() {
+        let title = format!("{stem}: where the measured seconds went");
         let subtitle = format!(
             "{} samples at {} Hz over {:.2} s; kernel frames _[k], BPF programs _[j]",
             breakdown.samples, breakdown.frequency_hz, breakdown.seconds
         );
-        write_file(&svg_path, &flame_graph(&folded_text, title, &subtitle)?)?;
-        written.push(svg_path);
-    } else {
-        breakdown.files.retain(|f| !f.ends_with(".svg"));
+        files.push((file("svg"), flame_graph(&folded_text, &title, &subtitle)?));
     }
+    files.insert(0, (file("folded"), folded_text.into_bytes()));
     // Serialising plain structs of numbers and strings cannot fail.
     let json = serde_json::to_string_pretty(breakdown).unwrap_or_default() + "\n";
-    write_file(&json_path, json.as_bytes())?;
-    written.push(json_path);
-    Ok(written)
+    files.push((file("json"), json.into_bytes()));
+    Ok(files)
 }
 
 #[cfg(test)]
@@ -217,6 +334,8 @@ mod tests {
             ],
             other_ticks: 5,
             dropped: 0,
+            cpus: 1,
+            throttled_to_hz: None,
         }
     }
 
@@ -256,5 +375,45 @@ mod tests {
                 .any(|l| l.contains("BPF program") && l.contains("75.0 %")),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn lost_ticks_and_a_throttled_sampler_are_said() {
+        // 999 ticks expected, 45 seen: most never fired.
+        let throttled = Profile {
+            throttled_to_hz: Some(12_500),
+            ..profile()
+        };
+        let lines = lines(&Breakdown::of(&throttled, 1, Some(1e6)));
+        assert!(
+            lines[1] == "  954 ticks never fired (lost, not counted as time off CPU)",
+            "{lines:?}"
+        );
+        assert!(
+            lines[2].starts_with("  warning: the kernel throttled the sampler to 12500 Hz"),
+            "{lines:?}"
+        );
+        // All ticks accounted for, nothing throttled: nothing said.
+        let whole = Profile {
+            other_ticks: 959,
+            ..profile()
+        };
+        let quiet = super::lines(&Breakdown::of(&whole, 1, Some(1e6)));
+        assert!(!quiet.iter().any(|l| l.contains("below the warm-up")));
+        // Slower with the sampler on than in the warm-up, beyond drift.
+        let mut slowed = Breakdown::of(&whole, 1, Some(0.5e6));
+        (slowed.measured_rate, slowed.warmup_rate) = (Some(0.5e6), Some(1e6));
+        assert!(
+            super::lines(&slowed)[1].starts_with(
+                "  warning: with sampling on the rate is 50 % below the warm-up's (not sampled)"
+            ),
+            "{:?}",
+            super::lines(&slowed)
+        );
+        (slowed.measured_rate, slowed.warmup_rate) = (Some(0.95e6), Some(1e6));
+        assert!(!super::lines(&slowed).iter().any(|l| l.contains("warning")));
+        assert!(!quiet
+            .iter()
+            .any(|l| l.contains("never fired") || l.contains("throttled")));
     }
 }

@@ -2,9 +2,10 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{perf, text};
-use crate::benches::{Benchmark, Metric, PerfFormat};
-use crate::config::{Params, RunConfig};
+use super::{latency, perf, text};
+use crate::benches::{Benchmark, Metric, PerfFormat, Piece};
+use crate::config::RunConfig;
+use crate::latency::{LatencyOverRuns, LatencyRecord};
 use crate::probe_path::ProbePath;
 use crate::runner::FixedRun;
 use crate::stats::{MeanSd, Sample, Summary};
@@ -13,6 +14,8 @@ use crate::stats::{MeanSd, Sample, Summary};
 pub struct Reporter {
     bench: &'static str,
     metric: Metric,
+    /// The machine emulates its CPU (a TCG VM): its times are marked.
+    emulated: bool,
 }
 
 impl Reporter {
@@ -20,11 +23,25 @@ impl Reporter {
         Reporter {
             bench: bench.name(),
             metric: bench.metric(),
+            emulated: false,
         }
+    }
+
+    /// Marks every summary as emulated when `emulated` (gathered with the
+    /// run's context, not read while formatting).
+    pub fn emulated(self, emulated: bool) -> Reporter {
+        Reporter { emulated, ..self }
     }
 
     pub fn setting_up(&self) -> String {
         format!("Setting up benchmark '{}'...", self.bench)
+    }
+
+    /// Under the set-up line of a `-s` run of a probe in user space.
+    pub fn user_stack_note(&self) -> String {
+        "note: -s takes a user stack per hit here (BPF_F_USER_STACK); the kernel runner's -s \
+         takes no stack for uprobes and USDT, so the two -s figures are not the same work"
+            .to_string()
     }
 
     pub fn started(&self) -> String {
@@ -44,7 +61,7 @@ impl Reporter {
     /// One second's line.
     pub fn tick(&self, sample: &Sample, producers: usize) -> String {
         match self.metric {
-            Metric::Hits => text::iteration_line(sample, producers),
+            Metric::Hits | Metric::Cycles => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
         }
     }
@@ -52,8 +69,10 @@ impl Reporter {
     /// The `Summary:` line: the last line on stdout, which scripts cut.
     pub fn summary(&self, summary: &Summary, producers: usize) -> String {
         match self.metric {
-            Metric::Hits => text::summary_line(summary),
-            Metric::Ops(perf) => text::ops_summary_line(summary, producers, perf.per_cpu),
+            Metric::Hits | Metric::Cycles => text::summary_line(summary, self.emulated),
+            Metric::Ops(perf) => {
+                text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
+            }
         }
     }
 
@@ -70,25 +89,10 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits => text::fixed_lines(self.bench, run, config.producers),
+            Metric::Hits | Metric::Cycles => {
+                text::fixed_lines(self.bench, run, config.producers, self.emulated)
+            }
             Metric::Ops(format) => perf_block(&format, run, config),
-        }
-    }
-
-    /// The rate the benchmark is judged by: hits for the trigger families, all
-    /// operations for the perf family.
-    pub fn headline(&self, summary: &Summary) -> MeanSd {
-        match self.metric {
-            Metric::Hits => summary.hits,
-            Metric::Ops(_) => summary.total,
-        }
-    }
-
-    /// One second's headline rate: what [`Reporter::headline`] averages.
-    pub fn sample_rate(&self, sample: &Sample) -> f64 {
-        match self.metric {
-            Metric::Hits => sample.hits_per_sec(),
-            Metric::Ops(_) => sample.total_per_sec(),
         }
     }
 
@@ -96,8 +100,27 @@ impl Reporter {
     pub fn counted(&self) -> &'static str {
         match self.metric {
             Metric::Hits => "hits",
+            Metric::Cycles => "attach \u{b5}s/probe",
             Metric::Ops(_) => "operations",
         }
+    }
+
+    /// One operation, as `--latency` names it.
+    fn timed_unit(&self) -> &'static str {
+        match self.metric {
+            Metric::Hits => "hit",
+            Metric::Ops(_) | Metric::Cycles => "operation",
+        }
+    }
+
+    /// A run's `--latency` lines, printed before its summary.
+    pub fn latency(&self, latency: &LatencyRecord) -> Vec<String> {
+        latency::run_lines(latency, self.timed_unit())
+    }
+
+    /// The `--latency` lines over runs.
+    pub fn latency_over_runs(&self, latency: &LatencyOverRuns) -> Vec<String> {
+        latency::over_runs_lines(latency, self.timed_unit())
     }
 
     /// `# partial: ...` before the figures of an interrupted run.
@@ -107,11 +130,6 @@ impl Reporter {
 
     pub fn partial_timed(&self, measured: usize, of: u32) -> String {
         format!("# partial: interrupted after {measured} of {of} measured iterations")
-    }
-
-    /// The line that says which sweep point the lines below belong to.
-    pub fn sweep_point(&self, param: &str, value: u64) -> String {
-        format!("# {param}={value}")
     }
 
     /// The table after a sweep, with its title.
@@ -125,15 +143,22 @@ impl Reporter {
         lines.extend(text::sweep_table(param, points, producers_swept));
         lines
     }
+
+    /// The table of a body sweep: each body's rate, time and cost per hit.
+    pub fn body_table(&self, rows: &[crate::sweep::BodyRow]) -> Vec<String> {
+        let mut lines = vec![format!(
+            "Bodies of {} (cost: time per hit minus count's, paired run by run):",
+            self.bench
+        )];
+        lines.extend(text::body_table(rows));
+        lines
+    }
 }
 
 /// `perf bench`'s block for a fixed run, line for line.
 fn perf_block(format: &PerfFormat, run: &FixedRun, config: &RunConfig) -> Vec<String> {
     if format.usecs_grouped {
-        let executed = format
-            .executed
-            .replace("{calls}", &perf::grouped(run.calls))
-            .replace("{ops}", &perf::grouped(run.ops));
+        let executed = fill(format, run, config, perf::grouped);
         let mut lines = vec![perf::running(format.collection, format.name), executed];
         lines.extend(perf::uprobe_figures(run));
         return lines;
@@ -142,7 +167,7 @@ fn perf_block(format: &PerfFormat, run: &FixedRun, config: &RunConfig) -> Vec<St
     let usecs = perf::usecs_per_op(run, run.ops);
     let mut lines = vec![
         perf::running(format.collection, format.name),
-        fill(format.executed, run, config.producers, &config.params),
+        fill(format, run, config, |n| n.to_string()),
         total,
         blank,
         perf::figure(usecs, "usecs/op"),
@@ -159,16 +184,26 @@ fn perf_block(format: &PerfFormat, run: &FixedRun, config: &RunConfig) -> Vec<St
     lines
 }
 
-/// Fills a [`PerfFormat::executed`] template.
-fn fill(template: &str, run: &FixedRun, producers: usize, params: &Params) -> String {
-    let mut line = template
-        .replace("{ops}", &run.ops.to_string())
-        .replace("{calls}", &run.calls.to_string())
-        .replace("{producers}", &producers.to_string());
-    for (name, value) in params.iter() {
-        line = line.replace(&format!("{{{name}}}"), &value.to_string());
-    }
-    line
+/// Writes a [`PerfFormat::executed`] line: the run's operations and calls
+/// as `figure` writes them (perf groups the digits of some), the producers and
+/// the options as they are.
+fn fill(
+    format: &PerfFormat,
+    run: &FixedRun,
+    config: &RunConfig,
+    figure: fn(u64) -> String,
+) -> String {
+    format
+        .executed
+        .iter()
+        .map(|piece| match piece {
+            Piece::Text(text) => text.to_string(),
+            Piece::Ops => figure(run.ops),
+            Piece::Calls => figure(run.calls),
+            Piece::Producers => config.producers.to_string(),
+            Piece::Param(option) => config.params.number(option).to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -189,15 +224,17 @@ mod tests {
         }
     }
 
+    /// Every option a perf line shows is one its benchmark declares
+    /// (reading another panics).
     #[test]
-    fn every_perf_template_is_filled() {
+    fn every_perf_line_fills_from_its_own_options() {
         for bench in benches::all() {
             let Metric::Ops(format) = bench.metric() else {
                 continue;
             };
             let config = bench.default_config().unwrap();
-            let line = fill(format.executed, &fixed(7, 7), 3, &config.params);
-            assert!(!line.contains('{'), "{}: {line}", bench.name());
+            let line = fill(&format, &fixed(7, 7), &config, |n| n.to_string());
+            assert!(line.starts_with("# ") && line.contains('7'), "{line}");
         }
     }
 

@@ -2,10 +2,11 @@
 //! `tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-`: keep the field layout.
 
 use super::{rate_with_sd, scaled};
+use crate::config::Repetition;
 use crate::noise::{Noise, NoiseKind};
-use crate::results::PrecisionRecord;
+use crate::results::{PrecisionRecord, SequentialRecord, StopReason};
 use crate::runner::{FixedRun, Phase};
-use crate::stats::{Change, MeanSd, RunStats, Sample, Summary, Verdict};
+use crate::stats::{Change, MeanSd, RunStats, Sample, Sensitivity, Summary, Verdict};
 
 fn mega(per_sec: f64) -> f64 {
     per_sec / 1e6
@@ -29,7 +30,7 @@ pub fn iteration_line(sample: &Sample, producers: usize) -> String {
 /// `Summary: hits    1.234 ± 0.012M/s (  1.234M/prod), drops ..., latency ...`.
 /// The latency (per producer, per hit) goes last so the first fields stay
 /// where the kernel's scripts cut them.
-pub fn summary_line(summary: &Summary) -> String {
+pub fn summary_line(summary: &Summary, emulated: bool) -> String {
     let latency = match summary.latency_ns {
         Some(ns) => format!("{ns:8.3} ns/op/prod"),
         None => "     n/a ns/op/prod".to_string(),
@@ -44,13 +45,16 @@ pub fn summary_line(summary: &Summary) -> String {
         mega(summary.drops.sd),
         mega(summary.total.mean),
         mega(summary.total.sd),
-        noisy_note(summary),
+        noisy_note(summary, emulated),
     )
 }
 
+/// The mark of a run whose times come from an emulated CPU (a TCG VM).
+const EMULATED: &str = ", emulated (TCG): not a performance number";
+
 /// `, noisy: a tick was 123.4 ms late`, for a run a busy machine disturbed,
 /// and the mark of an emulated VM.
-fn noisy_note(summary: &Summary) -> String {
+fn noisy_note(summary: &Summary, emulated: bool) -> String {
     let noisy = if summary.noisy {
         format!(
             ", noisy: a tick was {:.1} ms late",
@@ -59,7 +63,7 @@ fn noisy_note(summary: &Summary) -> String {
     } else {
         String::new()
     };
-    noisy + crate::kernel::emulation_note()
+    noisy + if emulated { EMULATED } else { "" }
 }
 
 /// `Iter   3 (  12.345us): ops   35.123K/s ( 35.123K/prod), usecs/op     28.471`
@@ -77,7 +81,12 @@ pub fn ops_iteration_line(sample: &Sample, producers: usize) -> String {
 
 /// `Summary: ops   35.123 ± 0.456K/s ( 35.123K/prod), usecs/op 28.471 ± 0.370`,
 /// and with `per_cpu` perf's usecs/op/cpu (one producer's time per operation).
-pub fn ops_summary_line(summary: &Summary, producers: usize, per_cpu: bool) -> String {
+pub fn ops_summary_line(
+    summary: &Summary,
+    producers: usize,
+    per_cpu: bool,
+    emulated: bool,
+) -> String {
     let (mean, unit) = scaled(summary.total.mean);
     let factor = mean / summary.total.mean.max(f64::MIN_POSITIVE);
     let mut line = format!(
@@ -93,12 +102,12 @@ pub fn ops_summary_line(summary: &Summary, producers: usize, per_cpu: bool) -> S
             summary.usecs_per_op.mean * producers as f64
         ));
     }
-    line + &noisy_note(summary)
+    line + &noisy_note(summary, emulated)
 }
 
 /// The report of a fixed-work (`--repeat`) run, in `perf bench`'s layout with
 /// the counted hits and drops added.
-pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String> {
+pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize, emulated: bool) -> Vec<String> {
     let secs = run.elapsed_ns / 1_000_000_000;
     let millis = run.elapsed_ns % 1_000_000_000 / 1_000_000;
     let usecs_per_op = if run.ops == 0 {
@@ -123,9 +132,8 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize) -> Vec<String>
         format!(" {:>14} hits", run.counts.hits),
         format!(" {:>14} drops", run.counts.drops),
     ];
-    let emulated = crate::kernel::emulation_note();
-    if !emulated.is_empty() {
-        lines.push(format!("# {}", emulated.trim_start_matches(", ")));
+    if emulated {
+        lines.push(format!("# {}", EMULATED.trim_start_matches(", ")));
     }
     lines
 }
@@ -168,6 +176,33 @@ pub fn sweep_table(
     lines
 }
 
+/// The rows of a body sweep: `ktime  1.234 ± 0.010M/s  810.4 ns/hit
+/// +255.0 ± 12.3 ns/hit`, the interval (95 %) when there are several runs.
+pub fn body_table(rows: &[crate::sweep::BodyRow]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{:>10} {:>24} {:>10} {:>26} {:>8}",
+        "body", "rate mean \u{00b1} sd", "ns/hit", "body cost ns/hit", "drops"
+    )];
+    for row in rows {
+        let cost = match &row.cost_ns {
+            None if row.body == "count" => "(reference)".to_string(),
+            None => "n/a".to_string(),
+            Some(cost) => match cost.ci95 {
+                Some(half) => format!("{:+.1} \u{00b1} {half:.1} (95 % CI)", cost.mean),
+                None => format!("{:+.1}", cost.mean),
+            },
+        };
+        lines.push(format!(
+            "{:>10} {:>24} {:>10.1} {cost:>26} {:>7.1}%",
+            row.body,
+            rate_with_sd(row.rate.mean, row.rate.sd),
+            row.ns_per_hit,
+            row.drops_pct
+        ));
+    }
+    lines
+}
+
 /// The warning for more threads than CPUs.
 pub fn oversubscribed_warning(threads: usize, cpus: usize) -> String {
     format!("warning: {threads} threads on {cpus} online CPUs share them: the rates will show it")
@@ -187,8 +222,9 @@ pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize, unit:
         Phase::Between if done == 0 => format!("{by} before the first run: nothing was measured"),
         Phase::Between => format!("{by} after {done} of {points} {unit}s"),
         Phase::SetUp => format!("{by} during set-up{point}: nothing was measured"),
-        Phase::WarmUp | Phase::Measuring { measured: 0, .. } => {
-            format!("{by} during warm-up{point}: nothing was measured")
+        Phase::WarmUp => format!("{by} during warm-up{point}: nothing was measured"),
+        Phase::Measuring { measured: 0, .. } => {
+            format!("{by} before the first measured second{point}: nothing was measured")
         }
         Phase::Measuring { measured, of } => format!(
             "{by} after {measured} of {of} measured iterations{point}: the summary above is partial"
@@ -196,6 +232,10 @@ pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize, unit:
         Phase::Fixed { done: calls, of } => {
             format!("{by} after {calls} of {of} calls{point}: the report above is partial")
         }
+        Phase::Cycle(stopped) => format!(
+            "{by} {}{point}: every probe was detached; that cycle is not counted",
+            super::attach::stopped_words(stopped)
+        ),
     }
 }
 
@@ -203,7 +243,7 @@ pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize, unit:
 /// belong to; `None` when there is nothing to tell apart.
 pub fn run_header(
     bench: Option<&str>,
-    point: Option<(u64, &str)>,
+    point: Option<(impl std::fmt::Display, &str)>,
     run: Option<(u32, String)>,
 ) -> Option<String> {
     let mut parts = Vec::new();
@@ -235,34 +275,68 @@ pub fn runs_line(stats: &RunStats, counted: &str, precision: Option<&PrecisionRe
             0.0
         }
     };
-    let interval = match stats.ci_percent() {
-        Some(pct) => format!("\u{00b1} {pct:.1} % (95 % CI)"),
-        None => "(one run: no interval, the drift between runs is unknown)".to_string(),
+    let mut line = match stats.ci_percent() {
+        Some(pct) => format!(
+            "runs: {}, {counted} {} \u{00b1} {pct:.1} % (95 % CI), between-run sd {:.1} %",
+            stats.runs,
+            rate(stats.mean),
+            spread(stats.sd)
+        ),
+        // One run has no spread between runs to show.
+        None => format!(
+            "runs: {}, {counted} {} (one run: no interval, the drift between runs is unknown)",
+            stats.runs,
+            rate(stats.mean),
+        ),
     };
-    let mut line = format!(
-        "runs: {}, {counted} {} {interval}, between-run sd {:.1} %",
-        stats.runs,
-        rate(stats.mean),
-        spread(stats.sd)
-    );
     if let Some(p) = precision {
-        line.push_str(&match (p.reached, p.stopped_by.as_str()) {
-            (true, _) => format!("; precision \u{00b1}{} % reached", p.target_pct),
-            (false, "max-runs") => format!(
-                "; precision \u{00b1}{} % NOT reached: stopped at --max-runs {}",
-                p.target_pct, p.runs
+        let target = percent(p.target_pct);
+        line.push_str(&match (p.reached, p.stopped_by) {
+            (true, _) => format!("; precision \u{00b1}{target} % reached"),
+            (false, StopReason::MaxRuns) => format!(
+                "; precision \u{00b1}{target} % NOT reached: stopped at --max-runs {}",
+                p.runs
             ),
-            (false, "max-time") => format!(
-                "; precision \u{00b1}{} % NOT reached: stopped at --max-time after {} runs",
-                p.target_pct, p.runs
+            (false, StopReason::MaxTime) => format!(
+                "; precision \u{00b1}{target} % NOT reached: stopped at --max-time after {}",
+                runs(p.runs)
             ),
             (false, _) => format!(
-                "; precision \u{00b1}{} % NOT reached: interrupted after {} runs",
-                p.target_pct, p.runs
+                "; precision \u{00b1}{target} % NOT reached: interrupted after {}",
+                runs(p.runs)
             ),
         });
     }
     line
+}
+
+/// `1 run`, `3 runs`.
+fn runs(n: u32) -> String {
+    format!("{n} run{}", if n == 1 { "" } else { "s" })
+}
+
+/// A percentage as given, in a few characters: `3`, `0.5`, `1e-300`.
+pub fn percent(value: f64) -> String {
+    let plain = value.to_string();
+    if plain.len() <= 10 {
+        plain
+    } else {
+        format!("{value:e}")
+    }
+}
+
+/// Which run of how many the lines below belong to: `of 5`, or
+/// `until ±3 % or 20 runs` for `--precision`.
+pub fn runs_label(repetition: &Repetition) -> String {
+    match (repetition.precision, repetition.until_decided) {
+        (Some(target), _) => format!(
+            "until \u{00b1}{} % or {} runs",
+            percent(target),
+            repetition.max_runs
+        ),
+        (None, Some(_)) => format!("until decided or {} runs", repetition.max_runs),
+        (None, None) => format!("of {}", repetition.runs),
+    }
 }
 
 /// `warning: ...` lines for the noise a run saw past its thresholds.
@@ -290,9 +364,79 @@ pub struct TableRow {
     pub bench: &'static str,
     pub unit: &'static str,
     pub stats: RunStats,
-    /// The change from the first benchmark, over the rounds both ran.
+    /// The change from the first benchmark, paired by round over the rounds
+    /// both ran.
     pub change: Option<Change>,
+    /// The same change by Welch's test on the run means, as if unpaired.
+    pub unpaired: Option<Change>,
     pub verdict: Option<Verdict>,
+    /// What the paired rounds could have detected.
+    pub sensitivity: Option<Sensitivity>,
+}
+
+/// The verdict's words, and beside "no significant change" what the rounds
+/// could have seen.
+fn verdict_text(row: &TableRow, verdict: Verdict) -> String {
+    match (verdict, &row.sensitivity) {
+        (Verdict::NoSignificantChange, Some(s)) => format!(
+            "{} ({})",
+            verdict.words(),
+            super::compare::detectable(s, "rounds")
+        ),
+        _ => verdict.words().to_string(),
+    }
+}
+
+/// After the table of `--until-decided`: why the rounds stopped, at what
+/// adjusted level, and each change as the last look judged it.
+pub fn sequential_lines(record: &SequentialRecord) -> Vec<String> {
+    let why = match record.stopped_by {
+        StopReason::DecidedDifferent => "decided: different".to_string(),
+        StopReason::DecidedEquivalent => {
+            format!("decided: equivalent within \u{00b1}{} %", record.within_pct)
+        }
+        StopReason::Decided => "decided".to_string(),
+        StopReason::MaxRuns => format!("NOT decided: stopped at --max-runs {}", record.max_runs),
+        StopReason::MaxTime => "NOT decided: stopped at --max-time".to_string(),
+        StopReason::Target | StopReason::Interrupt => "NOT decided: interrupted".to_string(),
+    };
+    let mut lines = vec![format!(
+        "Until decided (\u{00b1}{} %): {why} after {} rounds; each look at {:.2} % confidence \
+         (0.05 / {} planned looks, Bonferroni)",
+        record.within_pct,
+        record.runs,
+        (1.0 - record.alpha_per_look) * 100.0,
+        record.looks
+    )];
+    for d in &record.decisions {
+        let word = match d.decision {
+            crate::stats::Decision::Different => "different",
+            crate::stats::Decision::Equivalent => "equivalent",
+            crate::stats::Decision::Undecided => "undecided",
+        };
+        lines.push(format!(
+            "  {}: {word}, {} at the adjusted level",
+            d.benchmark,
+            change_text(&d.change)
+        ));
+    }
+    lines
+}
+
+/// After an interleaved table with an undecided row: what "could see" means.
+pub fn interleaved_notes(rows: &[TableRow]) -> Vec<String> {
+    rows.iter()
+        .find(|r| r.verdict == Some(Verdict::NoSignificantChange) && r.sensitivity.is_some())
+        .and_then(|r| r.sensitivity)
+        .map(|s| {
+            vec![format!(
+                "note: 'could see \u{00b1}X %': a change of \u{00b1}X % would have been detected (95 % \
+                 confidence, 80 % power) with these rounds, from the spread of their per-round \
+                 ratios and the noise floor; 'needs N' is the rounds that would detect {} % (--effect).",
+                s.effect_pct
+            )]
+        })
+        .unwrap_or_default()
 }
 
 fn interval_text(stats: &RunStats) -> String {
@@ -322,10 +466,12 @@ pub fn interleaved_table(
         "Interleaved: {rounds} round{}, each benchmark once a round, the order rotated{}",
         if rounds == 1 { "" } else { "s" },
         match precision {
-            Some(p) if p.reached => format!("; precision \u{00b1}{} % reached", p.target_pct),
+            Some(p) if p.reached =>
+                format!("; precision \u{00b1}{} % reached", percent(p.target_pct)),
             Some(p) => format!(
                 "; precision \u{00b1}{} % NOT reached ({})",
-                p.target_pct, p.stopped_by
+                percent(p.target_pct),
+                p.stopped_by.name()
             ),
             None => String::new(),
         }
@@ -336,13 +482,13 @@ pub fn interleaved_table(
         "mean",
         "95 % CI",
         format!("change vs {}", first.bench),
-        "verdict"
+        "verdict (paired by round)"
     ));
     for row in rows {
         let (change, verdict) = match (&row.change, row.verdict) {
-            (Some(change), Some(verdict)) => (change_text(change), verdict.words()),
-            _ if std::ptr::eq(row, first) => (String::new(), ""),
-            _ => ("n/a (fewer than 2 rounds)".to_string(), ""),
+            (Some(change), Some(verdict)) => (change_text(change), verdict_text(row, verdict)),
+            _ if std::ptr::eq(row, first) => (String::new(), String::new()),
+            _ => ("n/a (fewer than 2 rounds)".to_string(), String::new()),
         };
         lines.push(
             format!(
@@ -367,18 +513,22 @@ pub fn interleaved_markdown(rows: &[TableRow]) -> Vec<String> {
     };
     let mut lines = vec![
         format!(
-            "| benchmark | {} (mean) | 95 % CI | change vs {} | verdict |",
+            "| benchmark | {} (mean) | 95 % CI | change vs {} (paired by round) | verdict | detectable (80 % power) |",
             first.unit, first.bench
         ),
-        "|---|---|---|---|---|".to_string(),
+        "|---|---|---|---|---|---|".to_string(),
     ];
     for row in rows {
         let (change, verdict) = match (&row.change, row.verdict) {
             (Some(change), Some(verdict)) => (change_text(change), verdict.words()),
             _ => (String::new(), ""),
         };
+        let detectable = row
+            .sensitivity
+            .map(|s| super::compare::detectable(&s, "rounds"))
+            .unwrap_or_default();
         lines.push(format!(
-            "| {} | {} | {} | {change} | {verdict} |",
+            "| {} | {} | {} | {change} | {verdict} | {detectable} |",
             row.bench,
             rate(row.stats.mean),
             interval_text(&row.stats)
@@ -399,29 +549,30 @@ mod tests {
         first.split(' ').skip(2).collect::<Vec<_>>().join(" ")
     }
 
-    #[test]
-    fn the_summary_survives_the_kernel_scripts_cut() {
-        let summary = Summary {
-            samples: 5,
-            hits: MeanSd {
-                mean: 1_234_000.0,
-                sd: 12_000.0,
-            },
+    /// Five samples of `rate` ± `sd` hits a second from one producer, no
+    /// drops, on time.
+    fn one_producer_summary(rate: f64, sd: f64) -> Summary {
+        let ns = 1e9 / rate;
+        Summary {
+            over: crate::stats::Over::Samples(5),
+            hits: MeanSd { mean: rate, sd },
             drops: MeanSd { mean: 0.0, sd: 0.0 },
-            total: MeanSd {
-                mean: 1_234_000.0,
-                sd: 12_000.0,
-            },
-            per_producer: 1_234_000.0,
-            latency_ns: Some(810.373),
+            total: MeanSd { mean: rate, sd },
+            per_producer: rate,
+            latency_ns: Some(ns),
             usecs_per_op: MeanSd {
-                mean: 0.810,
-                sd: 0.008,
+                mean: ns / 1000.0,
+                sd: ns / 1000.0 * sd / rate,
             },
             max_late_ns: 0,
             noisy: false,
-        };
-        let line = summary_line(&summary);
+        }
+    }
+
+    #[test]
+    fn the_summary_survives_the_kernel_scripts_cut() {
+        let summary = one_producer_summary(1_234_000.0, 12_000.0);
+        let line = summary_line(&summary, false);
         assert!(line.starts_with("Summary: hits    1.234 \u{b1} 0.012M/s (  1.234M/prod), drops    0.000 \u{b1} 0.000M/s, total operations    1.234 \u{b1} 0.012M/s"), "{line}");
         assert!(line.ends_with("latency  810.373 ns/op/prod"), "{line}");
         assert_eq!(kernel_cut(&line).trim(), "1.234 \u{b1} 0.012M/s");
@@ -430,7 +581,7 @@ mod tests {
             max_late_ns: 123_400_000,
             ..summary
         };
-        let line = summary_line(&noisy);
+        let line = summary_line(&noisy, false);
         assert!(
             line.ends_with("latency  810.373 ns/op/prod, noisy: a tick was 123.4 ms late"),
             "{line}"
@@ -440,27 +591,15 @@ mod tests {
 
     #[test]
     fn ops_lines_pick_a_unit_and_stay_cuttable() {
+        // Rounded as perf rounds: usecs/op/cpu is twice the printed figure.
         let summary = Summary {
-            samples: 5,
-            hits: MeanSd {
-                mean: 35_123.0,
-                sd: 456.0,
-            },
-            drops: MeanSd { mean: 0.0, sd: 0.0 },
-            total: MeanSd {
-                mean: 35_123.0,
-                sd: 456.0,
-            },
-            per_producer: 35_123.0,
-            latency_ns: Some(28_471.0),
             usecs_per_op: MeanSd {
                 mean: 28.471,
                 sd: 0.37,
             },
-            max_late_ns: 0,
-            noisy: false,
+            ..one_producer_summary(35_123.0, 456.0)
         };
-        let line = ops_summary_line(&summary, 2, true);
+        let line = ops_summary_line(&summary, 2, true, false);
         assert_eq!(
             line,
             "Summary: ops   35.123 \u{b1} 0.456K/s ( 17.561K/prod), usecs/op     28.471 \u{b1} 0.370, usecs/op/cpu     56.942"
@@ -528,7 +667,7 @@ mod tests {
                 drops: 0,
             },
         };
-        let lines = fixed_lines("trig-uprobe-nop", &run, 2);
+        let lines = fixed_lines("trig-uprobe-nop", &run, 2, false);
         assert_eq!(
             lines[0],
             "# Executed 1000000 calls of trig-uprobe-nop on 2 producers"
@@ -541,7 +680,7 @@ mod tests {
             ops: 1000,
             ..run
         };
-        let lines = fixed_lines("trig-rawtp", &batched, 1);
+        let lines = fixed_lines("trig-rawtp", &batched, 1, false);
         assert_eq!(
             lines[0],
             "# Executed 10 calls of trig-rawtp (1000 operations) on 1 producer"

@@ -1,12 +1,17 @@
 //! Threads, affinity, the stop flag and the measure loop. The runner knows no
-//! benchmark: it drives any [`Workload`] and hands samples to an observer.
+//! benchmark: it drives any [`Workload`] and announces the run's phases and
+//! samples to its observers ([`phases`]).
 
 pub mod affinity;
+pub mod cycles;
+pub mod inject;
+pub mod phases;
+mod timed;
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -15,8 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::interrupt;
+use crate::latency::recorder::Recorder;
 use crate::stats::Sample;
 use affinity::{pin_current_thread, Placement};
+use phases::{announce, Observers, Timing};
 
 /// Where a run was when an interrupt stopped it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +42,8 @@ pub enum Phase {
         done: u64,
         of: u64,
     },
+    /// An attach cycle, at this step.
+    Cycle(cycles::Stopped),
 }
 
 /// What a benchmark counted since it was set up.
@@ -73,6 +82,26 @@ pub trait Workload: Sync {
     /// For a probe benchmark, how the kernel handles its probe, found now
     /// (the runner asks after the probe has been hit); `None` for the others.
     fn probe_path(&self) -> Option<Result<crate::probe_path::ProbePath>> {
+        None
+    }
+
+    /// Iterations of [`inject::spin`] each operation pays on top of its own
+    /// cost: 0 but under `bench calibrate` (see [`inject::Injected`]).
+    fn injected_spin(&self) -> u64 {
+        0
+    }
+
+    /// For an attach benchmark, what its cycles attach: the runner drives
+    /// cycles instead of producers.
+    fn cycles(&self) -> Option<&dyn cycles::CycleWorkload> {
+        None
+    }
+
+    /// For a benchmark whose consumers attach and detach probes while the
+    /// producers hit (attach churn), the cycles they have finished so far
+    /// (the run keeps those of its measured seconds) and the churning
+    /// threads; `None` for the others.
+    fn churn(&self) -> Option<(usize, Vec<cycles::ChurnCycle>)> {
         None
     }
 }
@@ -118,6 +147,13 @@ impl StopFlag {
     fn wait_for(&self, done: impl Fn() -> bool) {
         let far = Instant::now() + Duration::from_secs(365 * 86_400);
         interrupt::sleep_until(far, || done() || self.is_set());
+    }
+
+    /// Waits until `done()` holds, stop request or not (each [`Self::wake`]
+    /// makes it look again).
+    fn wait_regardless(&self, done: impl Fn() -> bool) {
+        let far = Instant::now() + Duration::from_secs(365 * 86_400);
+        interrupt::sleep_until(far, done);
     }
 }
 
@@ -168,6 +204,9 @@ pub struct ProducerCtx<'a> {
     counter: &'a OpCounter,
     /// Fixed-work mode: how many times this producer runs its operation.
     quota: Option<u64>,
+    /// Iterations of [`inject::spin`] after each operation (see
+    /// [`Workload::injected_spin`]).
+    spin: u64,
     started: Cell<bool>,
     finished: Cell<bool>,
 }
@@ -179,6 +218,22 @@ impl ProducerCtx<'_> {
     /// to nothing to even the cheapest operation.
     #[inline(always)]
     pub fn run(&self, mut op: impl FnMut()) {
+        // The injected cost, decided once: the loop without it is unchanged.
+        if self.spin > 0 {
+            let spin = self.spin;
+            return self.run_plain(move || {
+                op();
+                inject::spin(spin);
+            });
+        }
+        if let Some(recorder) = self.shared.latency.as_deref() {
+            return self.run_timed_ops(recorder, op);
+        }
+        self.run_plain(op)
+    }
+
+    #[inline(always)]
+    fn run_plain(&self, mut op: impl FnMut()) {
         self.start();
         let stop = &self.shared.stop;
         let mut done = 0u64;
@@ -215,6 +270,23 @@ impl ProducerCtx<'_> {
     /// several operations per call (e.g. a batch of threads).
     #[inline(always)]
     pub fn try_run(&self, mut op: impl FnMut() -> Result<u64>) -> Result<()> {
+        // The injected cost, decided once: the loop without it is unchanged.
+        if self.spin > 0 {
+            let spin = self.spin;
+            return self.try_run_plain(move || {
+                let n = op()?;
+                inject::spin(spin.saturating_mul(n));
+                Ok(n)
+            });
+        }
+        if let Some(recorder) = self.shared.latency.as_deref() {
+            return self.try_run_timed_ops(recorder, op);
+        }
+        self.try_run_plain(op)
+    }
+
+    #[inline(always)]
+    fn try_run_plain(&self, mut op: impl FnMut() -> Result<u64>) -> Result<()> {
         self.start();
         let mut done = 0u64;
         let mut calls = 0u64;
@@ -327,6 +399,8 @@ struct Shared {
     /// When the last producer to finish its fixed share did.
     last_finish: Mutex<Option<Instant>>,
     failure: Mutex<Option<Error>>,
+    /// `--latency`: where the producers' timed operations go.
+    latency: Option<Arc<Recorder>>,
 }
 
 impl Shared {
@@ -411,6 +485,7 @@ fn with_threads<R>(
     workload: &dyn Workload,
     placement: &Placement,
     quotas: Option<&[u64]>,
+    latency: Option<Arc<Recorder>>,
     main: impl FnOnce(&Shared, Instant) -> R,
 ) -> Result<R> {
     let shared = Shared {
@@ -425,75 +500,14 @@ fn with_threads<R>(
         producers_done: AtomicUsize::new(0),
         last_finish: Mutex::new(None),
         failure: Mutex::new(None),
+        latency,
     };
     if !placement.consumers.is_empty() {
         install_wake_handler()?;
     }
     let result = thread::scope(|scope| {
-        let mut spawned = 0usize;
-        for (id, &cpu) in placement.consumers.iter().enumerate() {
-            let shared = &shared;
-            let spawn = thread::Builder::new()
-                .name(format!("consumer-{id}"))
-                .spawn_scoped(scope, move || {
-                    let slot = &shared.consumers[id];
-                    // SAFETY: pthread_self has no preconditions.
-                    *slot.thread.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(unsafe { libc::pthread_self() });
-                    let arrived = Cell::new(false);
-                    guarded(shared, cpu, &format!("consumer {id}"), || {
-                        arrived.set(true);
-                        shared.gate.arrive_and_wait();
-                        // Even when the run is already over (a short fixed
-                        // run can end before a consumer is scheduled): the
-                        // consumer still drains what the producers left.
-                        workload.consume(&ConsumerCtx {
-                            id,
-                            stop: &shared.stop,
-                        })
-                    });
-                    // One that could not be pinned still arrives, or the
-                    // others would be held at the start line forever.
-                    if !arrived.get() {
-                        shared.gate.arrive_and_wait();
-                    }
-                    slot.done.store(true, Relaxed);
-                });
-            match spawn {
-                Ok(_) => spawned += 1,
-                Err(e) => {
-                    shared.consumers[id].done.store(true, Relaxed);
-                    shared.fail(Error::runtime(format!("cannot start consumer {id}: {e}")))
-                }
-            }
-        }
-        for (id, &cpu) in placement.producers.iter().enumerate() {
-            let shared = &shared;
-            let quota = quotas.map(|q| q[id]);
-            let spawn = thread::Builder::new()
-                .name(format!("producer-{id}"))
-                .spawn_scoped(scope, move || {
-                    let ctx = ProducerCtx {
-                        id,
-                        shared,
-                        counter: &shared.counters[id],
-                        quota,
-                        started: Cell::new(false),
-                        finished: Cell::new(false),
-                    };
-                    guarded(shared, cpu, &format!("producer {id}"), || {
-                        workload.produce(&ctx)
-                    });
-                    // A producer that failed before its start line still
-                    // arrives there, so that the others are not held forever.
-                    ctx.start();
-                    ctx.finish();
-                });
-            match spawn {
-                Ok(_) => spawned += 1,
-                Err(e) => shared.fail(Error::runtime(format!("cannot start producer {id}: {e}"))),
-            }
-        }
+        let spawned = spawn_consumers(scope, &shared, workload, placement)
+            + spawn_producers(scope, &shared, workload, placement, quotas);
         shared.gate.wait_arrivals(spawned);
         // The clock starts before the gate opens: a producer may finish a
         // short fixed run before this thread is scheduled again.
@@ -513,19 +527,115 @@ fn with_threads<R>(
     }
 }
 
+/// Starts a consumer thread per placed consumer; how many started.
+fn spawn_consumers<'scope>(
+    scope: &'scope thread::Scope<'scope, '_>,
+    shared: &'scope Shared,
+    workload: &'scope dyn Workload,
+    placement: &Placement,
+) -> usize {
+    let mut spawned = 0;
+    for (id, &cpu) in placement.consumers.iter().enumerate() {
+        let spawn = thread::Builder::new()
+            .name(format!("consumer-{id}"))
+            .spawn_scoped(scope, move || {
+                let slot = &shared.consumers[id];
+                // SAFETY: pthread_self has no preconditions.
+                *slot.thread.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(unsafe { libc::pthread_self() });
+                let arrived = Cell::new(false);
+                guarded(shared, cpu, &format!("consumer {id}"), || {
+                    arrived.set(true);
+                    shared.gate.arrive_and_wait();
+                    // Even when the run is already over (a short fixed
+                    // run can end before a consumer is scheduled): the
+                    // consumer still drains what the producers left.
+                    workload.consume(&ConsumerCtx {
+                        id,
+                        stop: &shared.stop,
+                    })
+                });
+                // One that could not be pinned still arrives, or the
+                // others would be held at the start line forever.
+                if !arrived.get() {
+                    shared.gate.arrive_and_wait();
+                }
+                slot.done.store(true, Relaxed);
+            });
+        match spawn {
+            Ok(_) => spawned += 1,
+            Err(e) => {
+                shared.consumers[id].done.store(true, Relaxed);
+                shared.fail(Error::runtime(format!("cannot start consumer {id}: {e}")))
+            }
+        }
+    }
+    spawned
+}
+
+/// Starts a producer thread per placed producer, each with its quota in
+/// fixed-work mode; how many started.
+fn spawn_producers<'scope>(
+    scope: &'scope thread::Scope<'scope, '_>,
+    shared: &'scope Shared,
+    workload: &'scope dyn Workload,
+    placement: &Placement,
+    quotas: Option<&[u64]>,
+) -> usize {
+    let mut spawned = 0;
+    for (id, &cpu) in placement.producers.iter().enumerate() {
+        let quota = quotas.map(|q| q[id]);
+        let spawn = thread::Builder::new()
+            .name(format!("producer-{id}"))
+            .spawn_scoped(scope, move || {
+                let ctx = ProducerCtx {
+                    id,
+                    shared,
+                    counter: &shared.counters[id],
+                    quota,
+                    spin: workload.injected_spin(),
+                    started: Cell::new(false),
+                    finished: Cell::new(false),
+                };
+                guarded(shared, cpu, &format!("producer {id}"), || {
+                    workload.produce(&ctx)
+                });
+                // A producer that failed before its start line still
+                // arrives there, so that the others are not held forever.
+                ctx.start();
+                ctx.finish();
+            });
+        match spawn {
+            Ok(_) => spawned += 1,
+            Err(e) => shared.fail(Error::runtime(format!("cannot start producer {id}: {e}"))),
+        }
+    }
+    spawned
+}
+
 /// Runs `warmup + duration` one-second iterations and returns every sample
-/// (warm-up ones marked). `on_sample` sees each sample as it is taken.
+/// (warm-up ones marked), announcing the start of warm-up and of measurement,
+/// each sample and the end of measurement to `observers`.
 pub fn run_timed(
     workload: &dyn Workload,
     placement: &Placement,
-    warmup: u32,
-    duration: u32,
-    on_sample: &mut dyn FnMut(&Sample),
+    timing: Timing,
+    observers: &mut Observers<'_, '_>,
 ) -> Result<Vec<Sample>> {
+    let Timing {
+        warmup_secs: warmup,
+        duration_secs: duration,
+    } = timing;
     // Counted before any producer runs, so the first sample misses nothing.
     let before = workload.measure(0);
-    with_threads(workload, placement, None, |shared, start| {
+    let latency = phases::producer_timing(observers);
+    with_threads(workload, placement, None, latency, |shared, start| {
         let mut samples = Vec::with_capacity((warmup + duration) as usize);
+        if warmup > 0 {
+            announce(observers, |o| o.warmup_started(timing));
+        } else {
+            announce(observers, |o| o.measure_started(timing));
+        }
         let mut prev_time = start;
         let mut prev = before;
         for iteration in 0..warmup + duration {
@@ -535,6 +645,10 @@ pub fn run_timed(
             }
             let now = Instant::now();
             let counts = workload.measure(shared.total_ops());
+            // The histograms' second ends where the counts' does.
+            if let Some(recorder) = &shared.latency {
+                recorder.advance(u64::from(iteration) + 1);
+            }
             let sample = Sample {
                 iteration,
                 elapsed_ns: nanos(now - prev_time),
@@ -543,10 +657,16 @@ pub fn run_timed(
                 drops: counts.drops.saturating_sub(prev.drops),
                 warmup: iteration < warmup,
             };
-            on_sample(&sample);
+            announce(observers, |o| o.sample(&sample));
             samples.push(sample);
+            if iteration + 1 == warmup {
+                announce(observers, |o| o.measure_started(timing));
+            }
             prev = counts;
             prev_time = now;
+        }
+        if samples.len() >= warmup as usize {
+            announce(observers, |o| o.measure_ended(&samples));
         }
         samples
     })
@@ -565,6 +685,13 @@ pub struct FixedRun {
     pub counts: Counts,
 }
 
+impl FixedRun {
+    /// One producer's time per operation, in ns; `None` without operations.
+    pub fn ns_per_op(&self, producers: usize) -> Option<f64> {
+        (self.ops > 0).then(|| self.elapsed_ns as f64 * producers as f64 / self.ops as f64)
+    }
+}
+
 /// Splits `repeat` calls over the producers, the remainder to the first ones.
 pub fn quotas(repeat: u64, producers: usize) -> Vec<u64> {
     let n = producers.max(1) as u64;
@@ -573,20 +700,38 @@ pub fn quotas(repeat: u64, producers: usize) -> Vec<u64> {
         .collect()
 }
 
-/// Runs exactly `repeat` producer operations in total and reports the time.
-pub fn run_fixed(workload: &dyn Workload, placement: &Placement, repeat: u64) -> Result<FixedRun> {
+/// Runs exactly `repeat` producer operations in total and reports the time;
+/// announces its start to `observers` (its end is announced by the caller,
+/// once the counts are read).
+pub fn run_fixed(
+    workload: &dyn Workload,
+    placement: &Placement,
+    repeat: u64,
+    observers: &mut Observers<'_, '_>,
+) -> Result<FixedRun> {
     let quotas = quotas(repeat, placement.producers.len());
     let before = workload.measure(0);
-    let (elapsed_ns, calls, ops) =
-        with_threads(workload, placement, Some(&quotas), |shared, start| {
+    let latency = phases::producer_timing(observers);
+    let (elapsed_ns, calls, ops) = with_threads(
+        workload,
+        placement,
+        Some(&quotas),
+        latency,
+        |shared, start| {
+            announce(observers, |o| o.fixed_started(repeat));
             let producers = shared.counters.len();
-            shared
-                .stop
-                .wait_for(|| shared.producers_done.load(Relaxed) == producers);
+            let all_done = || shared.producers_done.load(Relaxed) == producers;
+            shared.stop.wait_for(all_done);
+            // A stop request (Ctrl-C) ends that wait at once, while each
+            // producer still ends its burst and then stores the calls it
+            // made: wait for them all, so that a stopped run reports the
+            // work it did.
+            shared.stop.wait_regardless(all_done);
             let last = *shared.last_finish.lock().unwrap_or_else(|e| e.into_inner());
             let elapsed_ns = nanos(last.unwrap_or_else(Instant::now) - start);
             (elapsed_ns, shared.total_calls(), shared.total_ops())
-        })?;
+        },
+    )?;
     let after = workload.measure(ops);
     Ok(FixedRun {
         elapsed_ns,
@@ -615,7 +760,8 @@ mod tests {
     use super::*;
     use affinity::{place, Affinity};
 
-    struct Spin;
+    /// A producer that spins on nothing, for the runner's tests.
+    pub(super) struct Spin;
     impl Workload for Spin {
         fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
             ctx.run(|| std::hint::black_box(()));
@@ -627,6 +773,13 @@ mod tests {
     impl Workload for Fails {
         fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
             ctx.try_run(|| Err(Error::runtime("the operation failed")))
+        }
+    }
+
+    fn timing(warmup_secs: u32, duration_secs: u32) -> Timing {
+        Timing {
+            warmup_secs,
+            duration_secs,
         }
     }
 
@@ -661,7 +814,7 @@ mod tests {
             }
         }
         let tally = Tally([AtomicU64::new(7), AtomicU64::new(0), AtomicU64::new(0)]);
-        let run = run_fixed(&tally, &unpinned(3), 100_003).unwrap();
+        let run = run_fixed(&tally, &unpinned(3), 100_003, &mut []).unwrap();
         let bodies: Vec<u64> = tally.0.iter().map(|c| c.load(Relaxed)).collect();
         assert_eq!(bodies, [7 + 33_335, 33_334, 33_334]);
         assert_eq!((run.calls, run.ops), (100_003, 100_003));
@@ -674,15 +827,93 @@ mod tests {
                 ctx.try_run(|| Ok(5))
             }
         }
-        let run = run_fixed(&Batches, &unpinned(2), 1001).unwrap();
+        let run = run_fixed(&Batches, &unpinned(2), 1001, &mut []).unwrap();
         assert_eq!((run.calls, run.ops), (1001, 5005));
+    }
+
+    /// Hands the producers a recorder and collects what they hand in.
+    struct Timed(
+        std::sync::Arc<Recorder>,
+        Vec<crate::latency::recorder::Collected>,
+    );
+    impl phases::RunObserver for Timed {
+        fn producer_timing(&self) -> Option<std::sync::Arc<Recorder>> {
+            Some(self.0.clone())
+        }
+        fn sample(&mut self, sample: &Sample) {
+            let before = u64::from(sample.iteration);
+            self.1.extend(self.0.collect(Some(before)));
+        }
+    }
+
+    fn timed(producers: usize) -> Timed {
+        Timed(std::sync::Arc::new(Recorder::new(producers)), Vec::new())
+    }
+
+    #[test]
+    fn timed_operations_keep_the_counts_exact_and_are_all_recorded() {
+        let mut observer = timed(3);
+        let run = run_fixed(&Spin, &unpinned(3), 100_003, &mut [&mut observer]).unwrap();
+        assert_eq!((run.calls, run.ops), (100_003, 100_003));
+        let recorded: u64 = observer
+            .0
+            .collect(None)
+            .iter()
+            .map(|c| c.distribution.count())
+            .sum();
+        assert_eq!(recorded, 100_003);
+
+        struct Single;
+        impl Workload for Single {
+            fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+                ctx.try_run(|| Ok(1))
+            }
+        }
+        let mut observer = timed(2);
+        let run = run_fixed(&Single, &unpinned(2), 1001, &mut [&mut observer]).unwrap();
+        assert_eq!((run.calls, run.ops), (1001, 1001));
+        let recorded: u64 = observer
+            .0
+            .collect(None)
+            .iter()
+            .map(|c| c.distribution.count())
+            .sum();
+        assert_eq!(recorded, 1001);
+    }
+
+    #[test]
+    fn timed_runs_hand_in_a_histogram_per_second() {
+        let mut observer = timed(1);
+        let timing = Timing {
+            warmup_secs: 0,
+            duration_secs: 2,
+        };
+        let samples = run_timed(&Spin, &unpinned(1), timing, &mut [&mut observer]).unwrap();
+        let mut collected = std::mem::take(&mut observer.1);
+        collected.extend(observer.0.collect(None));
+        let epochs: Vec<u64> = collected.iter().map(|c| c.epoch).collect();
+        assert_eq!(
+            epochs,
+            [0, 1, 2],
+            "two seconds and the tail after the last tick"
+        );
+        // Each second's histogram holds that second's operations, give or
+        // take the burst that straddles the tick.
+        for (sample, c) in samples.iter().zip(&collected) {
+            let n = c.distribution.count();
+            assert!(
+                n.abs_diff(sample.hits) <= 2 * BURST,
+                "{n} vs {}",
+                sample.hits
+            );
+        }
     }
 
     #[test]
     fn a_failing_producer_fails_the_run() {
-        let err = run_fixed(&Fails, &unpinned(2), 10).unwrap_err();
+        let err = run_fixed(&Fails, &unpinned(2), 10, &mut []).unwrap_err();
         assert_eq!(err.to_string(), "the operation failed");
-        let err = run_timed(&Fails, &unpinned(1), 0, 3, &mut |_| {}).unwrap_err();
+        let err = run_timed(&Fails, &unpinned(1), timing(0, 3), &mut []).unwrap_err();
         assert_eq!(err.to_string(), "the operation failed");
     }
 
@@ -697,7 +928,7 @@ mod tests {
                 Ok(())
             }
         }
-        let run = run_fixed(&SlowSetup, &unpinned(2), 1000).unwrap();
+        let run = run_fixed(&SlowSetup, &unpinned(2), 1000, &mut []).unwrap();
         assert_eq!(run.calls, 1000);
         assert!(run.elapsed_ns < 250_000_000, "{} ns", run.elapsed_ns);
     }
@@ -710,7 +941,7 @@ mod tests {
                 panic!("boom")
             }
         }
-        let err = run_fixed(&Panics, &unpinned(1), 1).unwrap_err();
+        let err = run_fixed(&Panics, &unpinned(1), 1, &mut []).unwrap_err();
         assert_eq!(err.to_string(), "producer 0 panicked: boom");
     }
 
@@ -750,7 +981,7 @@ mod tests {
         };
         let placement = place(&Affinity::None, 1, 2, &[0]).unwrap();
         let start = Instant::now();
-        let samples = run_timed(&workload, &placement, 0, 1, &mut |_| {}).unwrap();
+        let samples = run_timed(&workload, &placement, timing(0, 1), &mut []).unwrap();
         assert_eq!(samples.len(), 1);
         assert!(
             start.elapsed() < Duration::from_secs(3),
@@ -762,9 +993,8 @@ mod tests {
 
     #[test]
     fn timed_runs_tick_once_a_second_and_mark_warmup() {
-        let mut seen = 0;
-        let samples = run_timed(&Spin, &unpinned(1), 1, 1, &mut |_| seen += 1).unwrap();
-        assert_eq!(seen, 2);
+        let samples = run_timed(&Spin, &unpinned(1), timing(1, 1), &mut []).unwrap();
+        assert_eq!(samples.len(), 2);
         assert!(samples[0].warmup && !samples[1].warmup);
         for s in &samples {
             assert!(s.hits > 0);

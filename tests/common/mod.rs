@@ -3,10 +3,12 @@
 #![allow(dead_code)]
 
 use std::fs::{self, File};
+use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 pub fn bench_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bench"))
@@ -21,6 +23,13 @@ pub fn tempdir(tag: &str) -> PathBuf {
     fs::create_dir_all(&dir).unwrap();
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
     dir
+}
+
+/// A fresh directory as [`tempdir`], and the path of `name` in it.
+pub fn temp_file(tag: &str, name: &str) -> (PathBuf, PathBuf) {
+    let dir = tempdir(tag);
+    let path = dir.join(name);
+    (dir, path)
 }
 
 #[derive(Debug)]
@@ -52,6 +61,36 @@ pub fn run(args: &[&str]) -> Output {
     run_bin(&bench_bin(), args)
 }
 
+/// A command line as words: the tests write bench's arguments as a user
+/// types them (paths from [`tempdir`] hold no blanks).
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// The rows of a table of cases, one a line: `command line | expected`
+/// (blank lines skipped).
+pub fn table(text: &str) -> Vec<(&str, &str)> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (line, expected) = l.split_once('|').expect("a row is `line | expected`");
+            (line.trim(), expected.trim())
+        })
+        .collect()
+}
+
+/// Runs bench with the arguments of `line`.
+pub fn bench(line: &str) -> Output {
+    run(&words(line))
+}
+
+/// Runs bench with the arguments of `line` and asserts that it succeeded.
+pub fn bench_ok(line: &str) -> Output {
+    let out = bench(line);
+    assert_eq!(out.code, 0, "bench {line}: {}", out.stderr);
+    out
+}
+
 /// Uprobes are attached for all processes on the bench binary's inode, so two
 /// probe runs at once would count each other's calls. Every test that attaches
 /// probes holds this lock, which spans test processes too.
@@ -73,6 +112,18 @@ pub fn fixed_hits(stdout: &str) -> u64 {
         .find_map(|l| l.trim().strip_suffix(" hits"))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no hits line in:\n{stdout}"))
+}
+
+/// The hits and drops of a successful `--repeat` run's report.
+pub fn fixed_counts(out: &Output) -> (u64, u64) {
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    let drops = out
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().strip_suffix(" drops"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no drops line in:\n{}", out.stdout));
+    (fixed_hits(&out.stdout), drops)
 }
 
 /// Asserts that a failed run said one sentence on stderr and nothing worse.
@@ -97,11 +148,18 @@ pub fn assert_one_clear_line(out: &Output, code: i32, needle: &str) {
 
 /// Names of the tool's BPF programs that are loaded at this moment.
 pub fn loaded_programs() -> Vec<String> {
-    const OURS: [&str; 5] = ["count_", "drive_", "empty_k", "usleep_", "profile_"];
+    const OURS: [&str; 6] = [
+        "count_", "drive_", "empty_k", "empty_f", "usleep_", "profile_",
+    ];
     libbpf_rs::query::ProgInfoIter::default()
         .map(|p| p.name.to_string_lossy().into_owned())
         .filter(|name| OURS.iter().any(|prefix| name.starts_with(prefix)))
         .collect()
+}
+
+/// Asserts that no program of bench's is still loaded.
+pub fn assert_nothing_left() {
+    assert_eq!(leftover_programs(), Vec::<String>::new());
 }
 
 /// The tool's BPF programs still loaded. The kernel frees a closed program
@@ -166,4 +224,81 @@ pub fn run_exec_retrying(mut make: impl FnMut() -> Command) -> Output {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     panic!("the copy of the binary stayed busy");
+}
+
+/// Sends `sig` to a child we spawned and have not reaped.
+pub fn send_signal(child: &Child, sig: i32) {
+    // SAFETY: the pid is our own unreaped child, so it names no other process.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+/// Sends SIGINT to `child` once `after` has passed and collects what it
+/// printed; it must exit within 30 s of the signal.
+pub fn sigint_after(child: Child, after: Duration) -> Output {
+    std::thread::sleep(after);
+    send_signal(&child, libc::SIGINT);
+    finish_child(child, Duration::from_secs(30), String::new())
+}
+
+/// Waits (at most `limit`) for a spawned child to exit and collects what it
+/// printed; `stdout` holds what was already read of its stdout.
+pub fn finish_child(mut child: Child, limit: Duration, mut stdout: String) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < limit, "the run did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        out.read_to_string(&mut stdout).unwrap();
+    }
+    if let Some(mut err) = child.stderr.take() {
+        err.read_to_string(&mut stderr).unwrap();
+    }
+    Output {
+        code: status.code().unwrap_or(-1),
+        signal: std::os::unix::process::ExitStatusExt::signal(&status),
+        stdout,
+        stderr,
+    }
+}
+
+/// Asserts that `text` holds `needle`, showing the text where it does not.
+pub fn assert_has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
+}
+
+/// The first line of `text` that starts with `prefix`.
+pub fn line_starting<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?} in:\n{text}"))
+}
+
+/// Asserts the last line of `stdout` starts with `prefix` (the summary line
+/// that scripts cut).
+pub fn assert_last_line(stdout: &str, prefix: &str) {
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.starts_with(prefix), "{stdout}");
+}
+
+/// Starts `bin` with `args`, its stdout and stderr piped.
+pub fn spawn_bin(bin: &Path, args: &[&str]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Starts bench with the arguments of `line`.
+pub fn spawn_line(line: &str) -> Child {
+    spawn(&words(line))
+}
+
+/// Starts bench with `args`, its stdout and stderr piped.
+pub fn spawn(args: &[&str]) -> Child {
+    spawn_bin(&bench_bin(), args)
 }

@@ -1,0 +1,235 @@
+//! The rounds: every benchmark at every point once a round, the order rotated
+//! by one each round, until the runs asked for are done, `--precision` is
+//! met or gives up, or something stops them.
+
+use std::time::Instant;
+
+use super::one_run::{one_run, Profiling};
+use super::plan::{BenchPlan, Plan};
+use super::sequential;
+use crate::benches::Metric;
+use crate::config::{Repetition, RunRequest};
+use crate::error::{Error, Result};
+use crate::interrupt;
+use crate::report::console::Console;
+use crate::report::profile::profile_name;
+use crate::report::text;
+use crate::results::{PrecisionRecord, RunRecord, SequentialRecord, StopReason};
+use crate::runner::Phase;
+use crate::stats::{self, RunStats};
+
+/// `--precision` judges the interval from this many runs on.
+const PRECISION_MIN_RUNS: u32 = 3;
+
+/// What the runs gave: per benchmark, per point, the records in run order;
+/// and why they stopped, if early.
+pub(super) struct Execution {
+    pub records: Vec<Vec<Vec<RunRecord>>>,
+    pub rounds: u32,
+    pub failure: Option<Error>,
+    /// The signal and where it found the run it stopped.
+    pub interrupted: Option<(i32, Phase)>,
+    pub precision: Option<PrecisionRecord>,
+    /// With `--until-decided`: the last look and why the rounds stopped.
+    pub sequential: Option<SequentialRecord>,
+}
+
+pub(super) fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) -> Execution {
+    let repetition = &request.repetition;
+    let mut execution = Execution {
+        records: plan
+            .benches
+            .iter()
+            .map(|b| b.points.iter().map(|_| Vec::new()).collect())
+            .collect(),
+        rounds: 0,
+        failure: None,
+        interrupted: None,
+        precision: None,
+        sequential: None,
+    };
+    let cells = plan.cells();
+    let started = Instant::now();
+    'rounds: for round in 0..repetition.rounds() {
+        let mut order = cells.clone();
+        order.rotate_left(round as usize % cells.len().max(1));
+        for (b, p) in order {
+            if let Some(signal) = interrupt::received() {
+                execution.interrupted = Some((signal, Phase::Between));
+                break 'rounds;
+            }
+            match run_cell(plan, request, console, (b, p), round) {
+                Ok((record, phase)) => {
+                    execution.records[b][p].push(record);
+                    if let (Some(phase), Some(signal)) = (phase, interrupt::received()) {
+                        execution.interrupted = Some((signal, phase));
+                        break 'rounds;
+                    }
+                }
+                Err(err) => {
+                    execution.failure = Some(named_failure(plan, &plan.benches[b], err));
+                    break 'rounds;
+                }
+            }
+        }
+        execution.rounds = round + 1;
+        let widest = || widest_interval(&plan.benches, &execution.records);
+        if let Some(reason) = precision_stop(repetition, execution.rounds, widest, started) {
+            execution.precision = precision_record(repetition, reason, execution.rounds);
+            break;
+        }
+        let records = &execution.records;
+        if let Some(record) =
+            sequential::decided(plan, records, execution.rounds, repetition, started)
+        {
+            execution.sequential = Some(record);
+            break;
+        }
+    }
+    if let (Some(within), None) = (repetition.until_decided, &execution.sequential) {
+        let reason = match execution.interrupted.is_some() || execution.failure.is_some() {
+            true => StopReason::Interrupt,
+            false => StopReason::MaxRuns,
+        };
+        let records = &execution.records;
+        execution.sequential = Some(sequential::record(
+            plan, records, repetition, within, reason,
+        ));
+    }
+    if execution.precision.is_none() {
+        execution.precision = precision_record(repetition, StopReason::Interrupt, execution.rounds);
+    }
+    execution
+}
+
+/// Runs benchmark `b` at point `p` in `round`: its header, the run, the
+/// noise it saw.
+fn run_cell(
+    plan: &Plan,
+    request: &RunRequest,
+    console: &mut Console,
+    (b, p): (usize, usize),
+    round: u32,
+) -> Result<(RunRecord, Option<Phase>)> {
+    let repetition = &request.repetition;
+    let bench = &plan.benches[b];
+    let point = &bench.points[p];
+    // The swept value as shown: a number, or a body's name.
+    let swept = point
+        .value
+        .zip(request.sweep.as_ref())
+        .map(|(value, spec)| (spec.param.label(value), spec.param.name()));
+    let run = repetition.is_repeated().then_some(round + 1);
+    let header = text::run_header(
+        plan.several().then(|| bench.bench.name()),
+        swept.clone(),
+        run.map(|run| (run, text::runs_label(repetition))),
+    );
+    if let Some(header) = header {
+        // Not chatter: it says which run the lines below belong to.
+        console.line(&header);
+    }
+    let profiling = request.profile.as_ref().map(|profile| Profiling {
+        request: profile,
+        name: profile_name(bench.bench.name(), swept, run),
+    });
+    let (mut record, phase) = one_run(bench, point, run, console, request.quiet, profiling)?;
+    record.sweep_value = point.value;
+    record.repetition = run;
+    // Where the user asked for statistics over runs, say which runs the
+    // machine disturbed; a single run keeps its output as it always was (the
+    // JSON has the figures).
+    if let (Some(noise), true) = (&record.noise, repetition.is_repeated()) {
+        for warning in text::noise_warnings(noise) {
+            console.warn(&warning);
+        }
+    }
+    Ok((record, phase))
+}
+
+/// With several benchmarks, an unsupported one is named in the error.
+fn named_failure(plan: &Plan, bench: &BenchPlan, err: Error) -> Error {
+    match (plan.several(), err) {
+        (true, Error::Unsupported(why)) => {
+            Error::Unsupported(format!("{}: {why}", bench.bench.name()))
+        }
+        (_, err) => err,
+    }
+}
+
+/// Why `--precision` stops after `rounds` rounds, if it does: the interval
+/// reached (judged from [`PRECISION_MIN_RUNS`] runs on), the run cap, or the
+/// time budget. `None` without `--precision`.
+fn precision_stop(
+    repetition: &Repetition,
+    rounds: u32,
+    widest: impl FnOnce() -> Option<f64>,
+    started: Instant,
+) -> Option<StopReason> {
+    let target = repetition.precision?;
+    if rounds >= PRECISION_MIN_RUNS && widest().is_some_and(|w| w <= target) {
+        Some(StopReason::Target)
+    } else if rounds >= repetition.rounds() {
+        Some(StopReason::MaxRuns)
+    } else if started.elapsed().as_secs() >= repetition.max_secs {
+        Some(StopReason::MaxTime)
+    } else {
+        None
+    }
+}
+
+/// What `--precision` reached, for the record; `None` without it.
+fn precision_record(
+    repetition: &Repetition,
+    reason: StopReason,
+    runs: u32,
+) -> Option<PrecisionRecord> {
+    Some(PrecisionRecord {
+        target_pct: repetition.precision?,
+        reached: reason == StopReason::Target,
+        stopped_by: reason,
+        runs,
+    })
+}
+
+/// Each run's mean headline rate, in run order (`None` for a run that
+/// measured nothing).
+pub(super) fn runs_means(metric: &Metric, runs: &[RunRecord]) -> Vec<Option<f64>> {
+    runs.iter()
+        .map(|r| metric.run_figures(r).first().copied())
+        .collect()
+}
+
+/// The widest 95 % interval, in % of its mean, over every configuration
+/// and every figure it is judged by (attach and detach times for an attach
+/// benchmark); `None` while one has no interval yet.
+fn widest_interval(benches: &[BenchPlan], records: &[Vec<Vec<RunRecord>>]) -> Option<f64> {
+    let mut widest: f64 = 0.0;
+    for (bench, points) in benches.iter().zip(records) {
+        for runs in points {
+            let figures = runs
+                .first()
+                .map_or(1, |r| bench.metric.run_figures(r).len().max(1));
+            for figure in 0..figures {
+                let stats = run_level_figure(&bench.metric, runs, figure)?;
+                widest = widest.max(stats.ci_percent()?);
+            }
+        }
+    }
+    Some(widest)
+}
+
+/// The headline rate's statistics over `runs`' means.
+pub(super) fn run_level_headline(metric: &Metric, runs: &[RunRecord]) -> Option<RunStats> {
+    run_level_figure(metric, runs, 0)
+}
+
+/// One of the figures a run is judged by ([`Metric::run_figures`]), over
+/// `runs`.
+fn run_level_figure(metric: &Metric, runs: &[RunRecord], figure: usize) -> Option<RunStats> {
+    let means: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| metric.run_figures(r).get(figure).copied())
+        .collect();
+    stats::run_stats(&means)
+}

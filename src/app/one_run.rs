@@ -1,0 +1,350 @@
+//! One run: set-up, the run, tear-down, with the console, the noise meter,
+//! the probe path and (for `--profile`) the profiler observing its phases;
+//! then its lines and its record.
+
+use std::time::Instant;
+
+use super::plan::{BenchPlan, Point};
+use crate::benches::Metric;
+use crate::config::{Body, ProfileRequest, RunConfig};
+use crate::error::{Error, Result};
+use crate::interrupt;
+use crate::latency::observer::LatencyObserver;
+use crate::noise::NoiseObserver;
+use crate::probe_path::ProbePath;
+use crate::profile::{Breakdown, Profile, ProfileObserver};
+use crate::report::attach as attach_lines;
+use crate::report::console::{Console, RunConsole};
+use crate::report::profile as profile_report;
+use crate::report::reporter::Reporter;
+use crate::results::RunRecord;
+use crate::runner::cycles::{ChurnCycle, ChurnRecord};
+use crate::runner::phases::{self, Measured, RunObserver, Timing, Work};
+use crate::runner::{FixedRun, Phase, Workload};
+use crate::stats::{self, Sample};
+
+/// What `--profile` asks of one run, and the name of its files.
+pub(super) struct Profiling<'a> {
+    pub request: &'a ProfileRequest,
+    pub name: String,
+}
+
+/// Sets up, runs and reports one configuration (one of several independent
+/// runs when `run` numbers it); the phase an interrupt hit, if one did.
+pub(super) fn one_run(
+    bench: &BenchPlan,
+    point: &Point,
+    run: Option<u32>,
+    console: &mut Console,
+    quiet: bool,
+    profiling: Option<Profiling>,
+) -> Result<(RunRecord, Option<Phase>)> {
+    let Point {
+        config, placement, ..
+    } = point;
+    let reporter = &bench.reporter;
+    let mut record = RunRecord::new(config, placement);
+    if bench.metric == Metric::Cycles {
+        return attach_cycle(bench, config, record, run, console, quiet);
+    }
+    let work = work_of(config);
+    // A fixed-work run prints its report and nothing else, like perf bench.
+    let chatter = !quiet && config.repeat.is_none();
+    let mut profiler = profiling
+        .as_ref()
+        .map(|p| ProfileObserver::attach(p.request.freq_hz))
+        .transpose()?;
+    let mut latency = latency_observer(config);
+    let mut noise = NoiseObserver::new(config.producers + config.consumers);
+    let mut probe = ProbePathObserver::default();
+    let mut churn = ChurnObserver::default();
+    let mut progress = RunConsole::new(console, *reporter, config.producers, chatter)
+        .user_stack_note(config.body == Body::Stack && bench.bench.takes_user_stack());
+    // The order observers hear each event in: the profiler first, closest to
+    // the measured seconds. Another observer is one more entry here.
+    let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
+    if let Some(profiler) = profiler.as_mut() {
+        observers.push(profiler);
+    }
+    observers.extend(latency.as_mut().map(|l| l as &mut dyn RunObserver));
+    observers.extend([
+        &mut noise as &mut dyn RunObserver,
+        &mut probe,
+        &mut churn,
+        &mut progress,
+    ]);
+    let measured = phases::run(
+        || bench.bench.setup(config),
+        placement,
+        work,
+        &mut observers,
+    )?;
+    drop(observers);
+    let phase = match (measured, work) {
+        (Measured::Timed(samples), _) => {
+            record.probe_path = probe.report(reporter, console, !quiet);
+            record.churn = churn.report(console, !quiet);
+            let profile = profiler.map(ProfileObserver::finish).transpose()?.flatten();
+            record.noise = noise.finish();
+            let profiled = profile.as_ref().zip(profiling.as_ref());
+            let rate = stats::summarize(&samples, config.producers).and_then(|s| s.latency_ns);
+            latency_outcome(&mut record, latency, rate, reporter, console);
+            let phase = timed_outcome(&mut record, samples, bench, config, run, console, profiled)?;
+            // The profile files' exporter draws them from the stacks.
+            let files = profiling.as_ref().is_some_and(|p| p.request.dir.is_some());
+            if files && record.profile.is_some() {
+                record.stacks = profile;
+            }
+            phase
+        }
+        (Measured::Fixed(fixed), Work::Fixed { repeat }) => {
+            record.probe_path = probe.report(reporter, console, false);
+            record.churn = churn.report(console, false);
+            let rate = fixed.ns_per_op(config.producers);
+            latency_outcome(&mut record, latency, rate, reporter, console);
+            fixed_outcome(&mut record, fixed, repeat, config, reporter, console)
+        }
+        _ => {
+            record.partial = true;
+            Some(Phase::SetUp)
+        }
+    };
+    Ok((record, phase))
+}
+
+/// What the runner drives: a fixed number of operations, or seconds.
+fn work_of(config: &RunConfig) -> Work {
+    match config.repeat {
+        Some(repeat) => Work::Fixed { repeat },
+        None => Work::Timed(Timing {
+            warmup_secs: config.warmup_secs,
+            duration_secs: config.duration_secs,
+        }),
+    }
+}
+
+/// An attach benchmark's run: set up, then one attach cycle instead of
+/// producers (src/runner/cycles.rs), its progress and lines on the console.
+fn attach_cycle(
+    bench: &BenchPlan,
+    config: &RunConfig,
+    mut record: RunRecord,
+    run: Option<u32>,
+    console: &mut Console,
+    quiet: bool,
+) -> Result<(RunRecord, Option<Phase>)> {
+    if !quiet {
+        console.line(&bench.reporter.setting_up());
+    }
+    let workload = bench.bench.setup(config)?;
+    let cycles = workload.cycles().ok_or_else(|| {
+        Error::setup(format!(
+            "{} has no attach cycles to run",
+            bench.bench.name()
+        ))
+    })?;
+    let phase = crate::attach::run::one_cycle(cycles, &mut record, console, run)?;
+    Ok((record, phase))
+}
+
+/// A timed run's summary, profile and lines, into its record; the phase an
+/// interrupt hit, if one did.
+fn timed_outcome(
+    record: &mut RunRecord,
+    samples: Vec<Sample>,
+    bench: &BenchPlan,
+    config: &RunConfig,
+    run: Option<u32>,
+    console: &Console,
+    profiled: Option<(&Profile, &Profiling)>,
+) -> Result<Option<Phase>> {
+    let (reporter, metric) = (&bench.reporter, &bench.metric);
+    record.partial = interrupt::received().is_some();
+    let summary = stats::summarize(&samples, config.producers);
+    let measured = summary.as_ref().map_or(0, |s| s.over.count());
+    let phase = record
+        .partial
+        .then_some(if samples.len() < config.warmup_secs as usize {
+            Phase::WarmUp
+        } else {
+            Phase::Measuring {
+                measured,
+                of: config.duration_secs,
+            }
+        });
+    if let (Some(summary), true) = (&summary, record.partial) {
+        console.line(&reporter.partial_timed(summary.over.count(), config.duration_secs));
+    }
+    if let Some((profile, profiling)) = profiled {
+        let rate = summary.as_ref().map(|s| metric.headline(s).mean);
+        // The warm-up is not sampled: its rate is the run's without the sampler.
+        let warm: Vec<f64> = samples
+            .iter()
+            .filter(|s| s.warmup)
+            .map(|s| metric.sample_rate(s))
+            .collect();
+        let unsampled = (!warm.is_empty()).then(|| warm.iter().sum::<f64>() / warm.len() as f64);
+        record.profile = profile_outcome(profile, profiling, config, (rate, unsampled), console)?;
+    }
+    match &summary {
+        Some(summary) => {
+            console.line(&match run {
+                Some(run) => reporter.run_line(run, summary, config.producers),
+                None => reporter.summary(summary, config.producers),
+            });
+        }
+        None if record.partial => {}
+        None => return Err(Error::runtime("no iteration was measured")),
+    }
+    record.samples = samples;
+    record.summary = summary;
+    Ok(phase)
+}
+
+/// `--latency`'s observer: a timed run leaves its warm-up out.
+fn latency_observer(config: &RunConfig) -> Option<LatencyObserver> {
+    let warmup = config.repeat.is_none().then_some(config.warmup_secs);
+    config
+        .latency
+        .then(|| LatencyObserver::new(config.producers, warmup))
+}
+
+/// `--latency`'s record and lines, printed before the run's summary.
+fn latency_outcome(
+    record: &mut RunRecord,
+    latency: Option<LatencyObserver>,
+    rate_ns: Option<f64>,
+    reporter: &Reporter,
+    console: &Console,
+) {
+    let Some(latency) = latency else { return };
+    let kept = latency.finish(rate_ns);
+    for line in reporter.latency(&kept) {
+        console.line(&line);
+    }
+    record.latency = Some(kept);
+}
+
+/// The profile's breakdown, its files and its lines; `None` for a run stopped
+/// before its measured seconds (nothing to show).
+fn profile_outcome(
+    profile: &Profile,
+    profiling: &Profiling,
+    config: &RunConfig,
+    (rate, unsampled): (Option<f64>, Option<f64>),
+    console: &Console,
+) -> Result<Option<Breakdown>> {
+    if profile.seconds <= 0.0 {
+        return Ok(None);
+    }
+    let mut breakdown = Breakdown::of(profile, config.producers, rate);
+    breakdown.warmup_rate = unsampled;
+    breakdown.measured_rate = rate;
+    // Written with the other outputs, by the profile files' exporter.
+    if let Some(dir) = &profiling.request.dir {
+        breakdown.files = profile_report::file_names(dir, &profiling.name, profile)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+    }
+    for line in profile_report::lines(&breakdown) {
+        console.line(&line);
+    }
+    Ok(Some(breakdown))
+}
+
+/// A fixed run's lines and record; the phase an interrupt hit, if one did.
+fn fixed_outcome(
+    record: &mut RunRecord,
+    fixed: FixedRun,
+    repeat: u64,
+    config: &RunConfig,
+    reporter: &Reporter,
+    console: &Console,
+) -> Option<Phase> {
+    let mut phase = None;
+    if interrupt::received().is_some() {
+        record.partial = true;
+        console.line(&reporter.partial_fixed(fixed.calls, repeat));
+        phase = Some(Phase::Fixed {
+            done: fixed.calls,
+            of: repeat,
+        });
+    }
+    for line in reporter.fixed(&fixed, config) {
+        console.line(&line);
+    }
+    record.fixed = Some(fixed);
+    phase
+}
+
+/// Attach churn beside the producers: the measured seconds' bounds, and the
+/// churners' cycles, asked at tear-down.
+#[derive(Default)]
+struct ChurnObserver {
+    start: Option<Instant>,
+    end: Option<Instant>,
+    cycles: Option<(usize, Vec<ChurnCycle>)>,
+}
+
+impl RunObserver for ChurnObserver {
+    fn measure_started(&mut self, _timing: Timing) {
+        self.start = Some(Instant::now());
+    }
+    fn measure_ended(&mut self, _samples: &[Sample]) {
+        self.end = Some(Instant::now());
+    }
+    fn fixed_started(&mut self, _repeat: u64) {
+        self.start = Some(Instant::now());
+    }
+    fn fixed_ended(&mut self, _run: &FixedRun) {
+        self.end = Some(Instant::now());
+    }
+    fn tearing_down(&mut self, workload: &dyn Workload) {
+        self.cycles = workload.churn();
+    }
+}
+
+impl ChurnObserver {
+    /// The churn of the measured seconds for the record; says it when `say`.
+    fn report(self, console: &Console, say: bool) -> Option<ChurnRecord> {
+        let (threads, cycles) = self.cycles?;
+        let record = ChurnRecord::over(threads, &cycles, self.start?, self.end?);
+        if say {
+            console.line(&attach_lines::churn_line(&record));
+        }
+        Some(record)
+    }
+}
+
+/// How the kernel handled the probe, asked at tear-down: after the probe has
+/// been hit (warm-up and measurement done), while it is still attached.
+#[derive(Default)]
+struct ProbePathObserver {
+    found: Option<Result<ProbePath>>,
+}
+
+impl RunObserver for ProbePathObserver {
+    fn tearing_down(&mut self, workload: &dyn Workload) {
+        self.found = workload.probe_path();
+    }
+}
+
+impl ProbePathObserver {
+    /// The path's name for the record; says it when `say`, warns when it
+    /// could not be found.
+    fn report(self, reporter: &Reporter, console: &Console, say: bool) -> Option<String> {
+        match self.found? {
+            Ok(path) => {
+                if say {
+                    console.line(&reporter.probe_path(path));
+                }
+                Some(path.name().to_string())
+            }
+            Err(err) => {
+                console.warn(&reporter.probe_path_unknown(&err.to_string()));
+                None
+            }
+        }
+    }
+}

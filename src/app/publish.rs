@@ -1,0 +1,363 @@
+//! After the runs: the statistics over runs, the closing lines (the sweep
+//! table, the runs line, the table of interleaved benchmarks), the result of
+//! each benchmark, its exports, and the words of an interrupt.
+
+use super::execute::{run_level_headline, runs_means, Execution};
+use super::plan::{BenchPlan, Plan};
+use crate::benches::Metric;
+use crate::config::{RunRequest, SweepParam};
+use crate::error::{Error, Result};
+use crate::interrupt;
+use crate::latency::LatencyOverRuns;
+use crate::report::console::Console;
+use crate::report::text::{self, TableRow};
+use crate::results::Tool;
+use crate::results::{
+    self, ComparisonRecord, Options, PrecisionRecord, ResultFile, RunLevel, RunRecord,
+    SequentialRecord, SweepInfo,
+};
+use crate::runner::Phase;
+use crate::stats::{self, Basis, Change, RunStats, Sensitivity, Verdict};
+use crate::sweep;
+
+/// The noise floor of the closing table's verdicts, as `bench compare`'s default.
+const TABLE_NOISE_PCT: f64 = stats::NOISE_FLOOR_PCT;
+
+/// One benchmark's row of the closing table, before the changes are computed.
+type TableEntry<'a> = (&'a BenchPlan, Vec<Option<f64>>, RunStats);
+
+pub(super) fn publish(
+    request: &RunRequest,
+    plan: &Plan,
+    execution: Execution,
+    console: &mut Console,
+) -> Result<()> {
+    let Execution {
+        records,
+        rounds,
+        failure,
+        interrupted,
+        precision,
+        sequential,
+    } = execution;
+    // A failure part-way keeps the runs already measured.
+    if records.iter().flatten().all(|runs| runs.is_empty()) {
+        if let Some(err) = failure {
+            return Err(err);
+        }
+    }
+    let partial = interrupted.is_some() || failure.is_some();
+    let mut results = Vec::with_capacity(plan.benches.len());
+    let invocation = results::invocation_id();
+    let mut table = Vec::new();
+    for (bench, points) in plan.benches.iter().zip(records) {
+        let cycles = bench.metric == Metric::Cycles;
+        let cycle_stats = match cycles {
+            true => cycle_levels(request, bench, &points, console),
+            false => Vec::new(),
+        };
+        let run_stats = run_levels(bench, &points, request.repetition.is_repeated());
+        if let Some(spec) = request
+            .sweep
+            .as_ref()
+            .filter(|s| s.param == SweepParam::Body && !cycles)
+        {
+            // A body's cost against the count, paired run by run.
+            for line in bench
+                .reporter
+                .body_table(&sweep::body_rows(&spec.values, &points))
+            {
+                console.line(&line);
+            }
+        } else if let (Some(spec), false) = (&request.sweep, cycles) {
+            let rows = sweep_rows(bench, &points, &run_stats);
+            let producers_swept = sweep::is_producers(spec);
+            for line in bench
+                .reporter
+                .sweep_table(spec.param.name(), &rows, producers_swept)
+            {
+                console.line(&line);
+            }
+        }
+        if let Some(entry) = runs_lines(
+            request, plan, bench, &points, &run_stats, &precision, console,
+        ) {
+            table.push(entry);
+        }
+        let runs = points.into_iter().flatten().collect();
+        let mut result = result_file(request, plan, bench, runs, run_stats, partial, &precision);
+        result.sequential = sequential.clone();
+        result.interleaved = plan.several().then(|| invocation.clone());
+        result.cycle_stats = cycle_stats;
+        results.push(result);
+    }
+    if !table.is_empty() {
+        let rows = comparison_rows(&table, request.effect_pct);
+        closing_table(request, &rows, rounds, &precision, &sequential, console);
+        attach_comparisons(&mut results, &rows);
+    }
+    plan.exports.write(&results)?;
+    match (failure, interrupted) {
+        (Some(err), _) => Err(err),
+        (None, Some((signal, phase))) => Err(interruption(request, plan, &results, signal, phase)),
+        (None, None) => Ok(()),
+    }
+}
+
+/// The closing table of several benchmarks, text or Markdown, what
+/// `--until-decided` decided, and what "could see" means.
+fn closing_table(
+    request: &RunRequest,
+    rows: &[TableRow],
+    rounds: u32,
+    precision: &Option<PrecisionRecord>,
+    sequential: &Option<SequentialRecord>,
+    console: &Console,
+) {
+    let mut lines = if request.markdown {
+        text::interleaved_markdown(rows)
+    } else {
+        text::interleaved_table(rows, rounds, precision.as_ref())
+    };
+    if let Some(sequential) = sequential {
+        lines.extend(text::sequential_lines(sequential));
+    }
+    lines.extend(text::interleaved_notes(rows));
+    for line in lines {
+        console.line(&line);
+    }
+}
+
+/// An attach benchmark's statistics over its cycles, with their closing
+/// lines (the sweep table, or the figures over repeated runs).
+fn cycle_levels(
+    request: &RunRequest,
+    bench: &BenchPlan,
+    points: &[Vec<RunRecord>],
+    console: &Console,
+) -> Vec<results::CycleLevel> {
+    let (lines, levels) = crate::attach::run::over_runs(
+        bench.bench.name(),
+        bench.points.iter().map(|p| p.value).zip(points),
+        request.sweep.as_ref().map(|s| s.param.name()),
+    );
+    for line in lines {
+        console.line(&line);
+    }
+    levels
+}
+
+/// The statistics over runs of each point (repeated runs only).
+fn run_levels(bench: &BenchPlan, points: &[Vec<RunRecord>], repeated: bool) -> Vec<RunLevel> {
+    if !repeated {
+        return Vec::new();
+    }
+    bench
+        .points
+        .iter()
+        .zip(points)
+        .filter_map(|(point, runs)| {
+            let summaries: Vec<stats::Summary> = runs.iter().filter_map(|r| r.summary).collect();
+            let latencies: Vec<_> = runs.iter().filter_map(|r| r.latency.as_ref()).collect();
+            Some(RunLevel {
+                sweep_value: point.value,
+                headline: run_level_headline(&bench.metric, runs)?,
+                summary: stats::summarize_runs(&summaries, point.config.producers)?,
+                latency: LatencyOverRuns::of(&latencies),
+            })
+        })
+        .collect()
+}
+
+/// The sweep table's rows: each point's rate over its runs, or its one run's.
+fn sweep_rows(
+    bench: &BenchPlan,
+    points: &[Vec<RunRecord>],
+    run_stats: &[RunLevel],
+) -> Vec<(u64, usize, stats::MeanSd)> {
+    bench
+        .points
+        .iter()
+        .zip(points)
+        .filter_map(|(point, runs)| {
+            let rate = match run_stats.iter().find(|l| l.sweep_value == point.value) {
+                Some(level) => stats::MeanSd {
+                    mean: level.headline.mean,
+                    sd: level.headline.sd,
+                },
+                None => bench.metric.headline(runs.first()?.summary.as_ref()?),
+            };
+            Some((point.value?, point.config.producers, rate))
+        })
+        .collect()
+}
+
+/// The lines over the runs of one benchmark (not swept): printed at once for
+/// a benchmark alone run several times; its entry of the closing table when
+/// there is one (several benchmarks, or `--markdown`), even after one round.
+fn runs_lines<'a>(
+    request: &RunRequest,
+    plan: &Plan,
+    bench: &'a BenchPlan,
+    points: &[Vec<RunRecord>],
+    run_stats: &[RunLevel],
+    precision: &Option<PrecisionRecord>,
+    console: &Console,
+) -> Option<TableEntry<'a>> {
+    if request.sweep.is_some() {
+        return None;
+    }
+    let (point, runs) = (bench.points.first()?, points.first()?);
+    if let (Some(level), false) = (run_stats.first(), plan.several()) {
+        for line in level
+            .latency
+            .iter()
+            .flat_map(|l| bench.reporter.latency_over_runs(l))
+        {
+            console.line(&line);
+        }
+        console.line(&text::runs_line(
+            &level.headline,
+            bench.reporter.counted(),
+            precision.as_ref(),
+        ));
+        console.line(
+            &bench
+                .reporter
+                .summary(&level.summary, point.config.producers),
+        );
+    }
+    if !(plan.several() || request.markdown) {
+        return None;
+    }
+    let headline = run_level_headline(&bench.metric, runs)?;
+    Some((bench, runs_means(&bench.metric, runs), headline))
+}
+
+/// One benchmark's kept result.
+fn result_file(
+    request: &RunRequest,
+    plan: &Plan,
+    bench: &BenchPlan,
+    runs: Vec<RunRecord>,
+    run_stats: Vec<RunLevel>,
+    partial: bool,
+    precision: &Option<PrecisionRecord>,
+) -> ResultFile {
+    ResultFile {
+        schema: results::SCHEMA.to_string(),
+        tool: Tool::this(),
+        context: plan.context.clone(),
+        benchmark: bench.bench.name().to_string(),
+        options: Options::from_config(&bench.base)
+            .profiled(request.profile.as_ref().map(|p| p.freq_hz)),
+        sweep: request.sweep.as_ref().map(|s| SweepInfo {
+            param: s.param.name().to_string(),
+            values: s.values.clone(),
+            labels: match s.param {
+                SweepParam::Body => s.values.iter().map(|&v| s.param.label(v)).collect(),
+                _ => Vec::new(),
+            },
+        }),
+        partial,
+        runs,
+        run_stats,
+        precision: precision.clone(),
+        comparison: None,
+        interleaved: None,
+        sequential: None,
+        cycle_stats: Vec::new(),
+    }
+}
+
+/// The error that says what an interrupt stopped, and how far the runs got.
+fn interruption(
+    request: &RunRequest,
+    plan: &Plan,
+    results: &[ResultFile],
+    signal: i32,
+    phase: Phase,
+) -> Error {
+    let points: usize = plan.benches.iter().map(|b| b.points.len()).sum();
+    let unit = if request.repetition.is_repeated() || plan.several() {
+        "run"
+    } else {
+        "sweep point"
+    };
+    Error::Interrupted {
+        message: text::interrupted(
+            interrupt::signal_name(signal),
+            phase,
+            results.iter().map(|r| r.runs.len()).sum(),
+            points * request.repetition.rounds().max(1) as usize,
+            unit,
+        ),
+        code: interrupt::exit_code(signal),
+    }
+}
+
+/// The closing table of interleaved benchmarks: each one's rate and, for all
+/// but the first, its change from the first over the rounds they shared.
+fn comparison_rows(table: &[TableEntry], effect_pct: f64) -> Vec<TableRow> {
+    let Some((_, first_means, _)) = table.first() else {
+        return Vec::new();
+    };
+    table
+        .iter()
+        .enumerate()
+        .map(|(i, (bench, means, stats))| {
+            let judged = (i > 0).then(|| judge_rounds(first_means, means, effect_pct));
+            let (change, unpaired, sensitivity) = judged.unwrap_or_default();
+            TableRow {
+                bench: bench.bench.name(),
+                unit: bench.reporter.counted(),
+                stats: *stats,
+                verdict: change.map(|c| Verdict::of(&c, TABLE_NOISE_PCT)),
+                change,
+                unpaired,
+                sensitivity,
+            }
+        })
+        .collect()
+}
+
+/// The change from `first` to `other` over the rounds both measured: paired
+/// by round, unpaired (Welch on the same run means), and what the paired
+/// rounds could have detected.
+fn judge_rounds(
+    first: &[Option<f64>],
+    other: &[Option<f64>],
+    effect_pct: f64,
+) -> (Option<Change>, Option<Change>, Option<Sensitivity>) {
+    let (old, new): (Vec<f64>, Vec<f64>) = first
+        .iter()
+        .zip(other)
+        .filter_map(|(a, b)| Some(((*a)?, (*b)?)))
+        .unzip();
+    (
+        stats::paired_change(&old, &new),
+        stats::change_between(&old, &new, Basis::Runs),
+        stats::paired_sensitivity(&old, &new, effect_pct, TABLE_NOISE_PCT),
+    )
+}
+
+/// Each interleaved result but the first's records its change from the
+/// first, as the closing table judged it.
+fn attach_comparisons(results: &mut [ResultFile], rows: &[TableRow]) {
+    let Some(first) = rows.first() else {
+        return;
+    };
+    for (result, row) in results.iter_mut().zip(rows).skip(1) {
+        if let (Some(paired), Some(verdict)) = (row.change, row.verdict) {
+            result.comparison = Some(ComparisonRecord {
+                baseline: first.bench.to_string(),
+                basis: "paired-by-round".to_string(),
+                noise_pct: TABLE_NOISE_PCT,
+                paired,
+                unpaired: row.unpaired,
+                verdict,
+                sensitivity: row.sensitivity,
+            });
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! `--until-decided`: after each round, every benchmark's change from the
+//! first over the rounds so far, judged at the level adjusted for the
+//! planned looks; the rounds stop when all are decided or a bound is reached.
+
+use std::time::Instant;
+
+use super::execute::runs_means;
+use super::plan::Plan;
+use crate::config::Repetition;
+use crate::results::{RunRecord, SequentialDecision, SequentialRecord, StopReason};
+use crate::stats::{self, Decision};
+
+/// Where `--until-decided` stands over `records`, its stop reason `reason`.
+pub(super) fn record(
+    plan: &Plan,
+    records: &[Vec<Vec<RunRecord>>],
+    repetition: &Repetition,
+    within: f64,
+    reason: StopReason,
+) -> SequentialRecord {
+    let benches = &plan.benches;
+    let alpha = stats::alpha_per_look(repetition.max_runs);
+    let means = |b: usize| runs_means(&benches[b].metric, &records[b][0]);
+    let first = means(0);
+    let decisions = (1..benches.len())
+        .filter_map(|b| {
+            let (old, new): (Vec<f64>, Vec<f64>) = first
+                .iter()
+                .zip(means(b))
+                .filter_map(|(a, b)| Some(((*a)?, b?)))
+                .unzip();
+            let (decision, change) =
+                stats::sequential_look(&old, &new, alpha, within, stats::NOISE_FLOOR_PCT)?;
+            Some(SequentialDecision {
+                benchmark: benches[b].bench.name().to_string(),
+                decision,
+                change,
+            })
+        })
+        .collect();
+    SequentialRecord {
+        within_pct: within,
+        max_runs: repetition.max_runs,
+        looks: repetition.max_runs.saturating_sub(stats::FIRST_LOOK) + 1,
+        alpha_per_look: alpha,
+        stopped_by: reason,
+        runs: records[0][0].len() as u32,
+        decisions,
+    }
+}
+
+/// After `rounds` rounds: the record that stops them, if they stop.
+pub(super) fn decided(
+    plan: &Plan,
+    records: &[Vec<Vec<RunRecord>>],
+    rounds: u32,
+    repetition: &Repetition,
+    started: Instant,
+) -> Option<SequentialRecord> {
+    let within = repetition.until_decided?;
+    let mut record = record(plan, records, repetition, within, StopReason::Interrupt);
+    record.stopped_by = stop(&record, rounds, repetition, started)?;
+    Some(record)
+}
+
+/// Why the rounds stop after `rounds`, if they do.
+fn stop(
+    record: &SequentialRecord,
+    rounds: u32,
+    repetition: &Repetition,
+    started: Instant,
+) -> Option<StopReason> {
+    let all = |d: Decision| record.decisions.iter().all(|x| x.decision == d);
+    let decided = rounds >= stats::FIRST_LOOK
+        && !record.decisions.is_empty()
+        && record
+            .decisions
+            .iter()
+            .all(|x| x.decision != Decision::Undecided);
+    if decided && all(Decision::Different) {
+        Some(StopReason::DecidedDifferent)
+    } else if decided && all(Decision::Equivalent) {
+        Some(StopReason::DecidedEquivalent)
+    } else if decided {
+        Some(StopReason::Decided)
+    } else if rounds >= repetition.max_runs {
+        Some(StopReason::MaxRuns)
+    } else if started.elapsed().as_secs() >= repetition.max_secs {
+        Some(StopReason::MaxTime)
+    } else {
+        None
+    }
+}

@@ -1,0 +1,95 @@
+//! One run of an attach benchmark: one cycle, with the progress bar and the
+//! report lines, into the run's record.
+
+use crate::error::Result;
+use crate::report::attach as lines;
+use crate::report::console::Console;
+use crate::results::{CycleLevel, RunRecord};
+use crate::runner::cycles::{self, CycleRecord, CycleWorkload, Outcome, Timing};
+use crate::runner::Phase;
+use crate::stats;
+
+/// Runs one cycle of `workload` and reports it (as run `run` of several when
+/// numbered); the phase an interrupt stopped it in, if one did.
+pub fn one_cycle(
+    workload: &dyn CycleWorkload,
+    record: &mut RunRecord,
+    console: &mut Console,
+    run: Option<u32>,
+) -> Result<Option<Phase>> {
+    console.start_cycle_bar(workload.links());
+    let outcome = cycles::run_cycle(workload, &mut |step| console.cycle_step(step));
+    console.finish_bar();
+    let cycle = match outcome? {
+        Outcome::Interrupted(stopped) => {
+            record.partial = true;
+            return Ok(Some(Phase::Cycle(stopped)));
+        }
+        Outcome::Done(cycle) => cycle,
+    };
+    let mut report = lines::cycle_lines(&cycle);
+    if let (Some(run), Some(summary)) = (run, report.last_mut()) {
+        if let Some(rest) = summary.strip_prefix("Summary:") {
+            *summary = format!("Run {run:4}:{rest}");
+        }
+    }
+    for line in report {
+        console.line(&line);
+    }
+    let wrong = cycle
+        .fired
+        .as_ref()
+        .and_then(|fired| cycles::not_all_fired(fired, cycle.probes));
+    record.cycle = Some(cycle);
+    match wrong {
+        Some(err) => Err(err),
+        None => Ok(None),
+    }
+}
+
+/// The statistics of every configuration's cycles (one per run), and the
+/// lines that close the runs: the table of a sweep, or the figures over
+/// repeated runs.
+pub fn over_runs<'a>(
+    bench: &str,
+    points: impl Iterator<Item = (Option<u64>, &'a Vec<RunRecord>)>,
+    sweep: Option<&str>,
+) -> (Vec<String>, Vec<CycleLevel>) {
+    let mut levels = Vec::new();
+    for (sweep_value, runs) in points {
+        let cycles: Vec<&CycleRecord> = runs.iter().filter_map(|r| r.cycle.as_ref()).collect();
+        let per_probe = |pick: fn(&CycleRecord) -> &Timing| {
+            let values: Vec<f64> = cycles
+                .iter()
+                .map(|c| pick(c).us_per_probe(c.probes))
+                .collect();
+            stats::run_stats(&values)
+        };
+        let (Some(attach), Some(detach), Some(first)) = (
+            per_probe(|c| &c.attach),
+            per_probe(|c| &c.detach),
+            cycles.first(),
+        ) else {
+            continue;
+        };
+        levels.push(CycleLevel {
+            sweep_value,
+            probes: first.probes,
+            attach_us_per_probe: attach,
+            detach_us_per_probe: detach,
+            all_fired: cycles
+                .iter()
+                .filter(|c| c.fired.as_ref().is_some_and(|f| f.fired == c.probes))
+                .count(),
+        });
+    }
+    let lines = match (sweep, levels.as_slice()) {
+        (Some(param), _) => lines::sweep_table(bench, param, &levels),
+        (None, [level]) if level.attach_us_per_probe.runs >= 2 => vec![
+            lines::runs_line(&level.attach_us_per_probe, &level.detach_us_per_probe),
+            lines::runs_summary(level),
+        ],
+        _ => Vec::new(),
+    };
+    (lines, levels)
+}

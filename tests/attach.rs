@@ -1,0 +1,328 @@
+//! The attach family for real: every family that works here attaches N
+//! probes, sees each fire exactly once and detaches them, at N=1 and a larger
+//! N; the refused ones say why; an interrupt at any step detaches everything.
+
+mod common;
+
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use bench::kernel::{config, ConfigOption};
+use bench::results::ResultFile;
+use common::*;
+
+const UNSUPPORTED: i32 = 4;
+
+/// Runs `bench` with `--attach-cnt n`, checks its report and result, and
+/// that nothing stays loaded.
+fn cycle(bench: &str, n: usize, link_kind: &str) {
+    let dir = tempdir(&format!("{bench}-{n}"));
+    let json = dir.join("run.json");
+    let count = n.to_string();
+    let out = run(&[
+        bench,
+        "--attach-cnt",
+        &count,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{bench} {n}: {}", out.stderr);
+    assert!(
+        out.stdout.contains(&format!("verify   {n} of {n} fired")),
+        "{bench} {n}: {}",
+        out.stdout
+    );
+    let last = out.stdout.lines().last().unwrap();
+    assert!(last.starts_with("Summary: attach "), "{last}");
+    assert!(last.contains(&format!(", {n} of {n} fired (")), "{last}");
+    let result = ResultFile::load(&json).unwrap();
+    let cycle = result.runs[0].cycle.as_ref().unwrap();
+    assert_eq!(cycle.probes, n);
+    let fired = cycle.fired.as_ref().unwrap();
+    assert_eq!((fired.fired, fired.wrong_count), (n, 0), "{bench} {n}");
+    assert_has(&cycle.attached_with, link_kind);
+    assert!(cycle.attach.wall_ns > 0 && cycle.detach.wall_ns > 0);
+    assert_eq!(
+        leftover_attach_programs(),
+        Vec::<String>::new(),
+        "{bench} {n}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_working_family_attaches_fires_exactly_n_and_detaches() {
+    let _lock = probe_lock();
+    cycle("attach-uprobe", 1, "1 perf link");
+    cycle("attach-uprobe", 12, "12 perf links");
+    cycle("attach-uprobe-multi", 1, "1 uprobe_multi link");
+    cycle("attach-uprobe-multi", 50_000, "1 uprobe_multi link");
+    // libbpf picks the multi link where the kernel has it (6.6+).
+    let usdt_link = match bench::bpf::uprobe_multi_links() {
+        true => "1 uprobe_multi link",
+        false => "perf link",
+    };
+    cycle("attach-usdt", 1, usdt_link);
+    cycle("attach-usdt", 10_000, usdt_link);
+}
+
+#[test]
+fn the_kernel_families_run_or_say_why() {
+    let _lock = probe_lock();
+    let kprobes_off = config("CONFIG_KPROBES") == ConfigOption::NotSet;
+    let fprobe_off = config("CONFIG_FPROBE") == ConfigOption::NotSet;
+    let fprobe = format!(
+        "kprobe-multi links need CONFIG_FPROBE (Linux 5.18+), which {} is built without",
+        bench::kernel::release()
+    );
+    let kprobe = "kprobes not available (CONFIG_KPROBES is not set)";
+    for (bench, reason) in [
+        ("attach-kprobe", kprobes_off.then_some(kprobe)),
+        (
+            "attach-kprobe-multi",
+            if fprobe_off {
+                Some(fprobe.as_str())
+            } else {
+                kprobes_off.then_some(kprobe)
+            },
+        ),
+    ] {
+        let out = run(&[bench, "--attach-cnt", "10"]);
+        match reason {
+            Some(reason) => assert_one_clear_line(
+                &out,
+                UNSUPPORTED,
+                &format!("unsupported: {bench}: {reason}"),
+            ),
+            None => assert_eq!(out.code, 0, "{bench}: {}", out.stderr),
+        }
+    }
+    let out = run(&["attach-fentry"]);
+    if out.code != 0 {
+        assert_one_clear_line(
+            &out,
+            UNSUPPORTED,
+            "unsupported: attach-fentry: tracing programs are refused (EPERM: lockdown or an LSM)",
+        );
+    }
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+}
+
+#[test]
+fn bad_counts_are_refused_in_one_sentence() {
+    let out = run(&["attach-usdt", "--attach-cnt", "7"]);
+    assert_one_clear_line(&out, 2, "of 1, 10, 100, 1000, 10000, 50000 sites");
+    let out = run(&["attach-uprobe", "--attach-cnt", "70000"]);
+    assert_one_clear_line(&out, 2, "--attach-cnt must be between 1 and 61111");
+    let out = run(&["attach-uprobe-multi", "--attach-cnt", "0"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
+#[test]
+fn repeated_runs_give_an_interval_on_attach_and_detach_times() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("runs", "runs.json");
+    let out = bench_ok(&format!(
+        "attach-uprobe-multi --attach-cnt 1000 --runs 3 --json {}",
+        json.display()
+    ));
+    assert_has(&out.stdout, "runs: 3, attach ");
+    let last = out.stdout.lines().last().unwrap();
+    assert!(last.contains("3 of 3 cycles all fired"), "{last}");
+    let result = ResultFile::load(&json).unwrap();
+    assert_eq!(result.runs.len(), 3);
+    let level = &result.cycle_stats[0];
+    assert_eq!(level.attach_us_per_probe.runs, 3);
+    assert!(level.attach_us_per_probe.ci95.is_some());
+    assert!(level.detach_us_per_probe.ci95.is_some());
+    assert_eq!(level.all_fired, 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// This family's programs still loaded (other families' programs may be
+/// loaded by other test processes on this machine).
+fn leftover_attach_programs() -> Vec<String> {
+    leftover_programs()
+        .into_iter()
+        .filter(|name| name.starts_with("count_site") || name.starts_with("empty_fentry"))
+        .collect()
+}
+
+/// The BPF links `pid` holds.
+fn links_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter(|info| info.contains("link_type:"))
+        .count()
+}
+
+/// Polls (every millisecond, at most 30 s) until `ready` says so.
+fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < Duration::from_secs(30), "never {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Sends SIGINT and collects the exit (at most 120 s: each attached classic
+/// uprobe takes about 0.1 s to detach).
+fn interrupt(child: Child) -> Output {
+    send_signal(&child, libc::SIGINT);
+    finish_child(child, Duration::from_secs(120), String::new())
+}
+
+#[test]
+fn sigint_mid_attach_detaches_what_was_attached() {
+    let _lock = probe_lock();
+    let child = spawn(&["attach-uprobe", "--attach-cnt", "50000"]);
+    let pid = child.id();
+    wait_until("attached a link", || links_of(pid) > 0);
+    let out = interrupt(child);
+    assert_one_clear_line(&out, 130, "interrupted by SIGINT while attaching (");
+    assert_has(&out.stderr, "of 50000 links attached)");
+    assert!(!out.stdout.contains("Summary"), "{}", out.stdout);
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+}
+
+#[test]
+fn sigint_mid_detach_detaches_all_and_keeps_the_cycles_measured() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("mid-detach", "run.json");
+    let child = spawn_line(&format!(
+        "attach-uprobe --attach-cnt 20 --runs 5 --json {}",
+        json.display()
+    ));
+    let pid = child.id();
+    // The first cycle attaches 20 links and detaches them (about 0.1 s
+    // each; a link's count drops at once, its wait comes after); a later one
+    // attaches 20 again: interrupt its detach.
+    wait_until("attached the first cycle", || links_of(pid) >= 15);
+    wait_until("detached the first cycle", || links_of(pid) == 0);
+    wait_until("attached the second cycle", || links_of(pid) >= 15);
+    wait_until("detaching the second cycle", || {
+        (1..15).contains(&links_of(pid))
+    });
+    let out = interrupt(child);
+    assert_one_clear_line(&out, 130, "interrupted by SIGINT while detaching");
+    assert_has(&out.stdout, "Run    1: attach ");
+    let result = ResultFile::load(&json).unwrap();
+    assert!(result.partial);
+    // The watch above can miss a quick detach and catch the next cycle's:
+    // the interrupted cycle is the last, and each one before it was measured.
+    let (interrupted, measured) = result.runs.split_last().unwrap();
+    assert!(
+        (1..5).contains(&measured.len()),
+        "{} cycles measured before the interrupted one",
+        measured.len()
+    );
+    assert!(measured.iter().all(|r| r.cycle.is_some() && !r.partial));
+    assert!(interrupted.cycle.is_none() && interrupted.partial);
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_summary_line_cuts_to_the_figures() {
+    let _lock = probe_lock();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} attach-uprobe-multi --attach-cnt 100 | tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-",
+            bench_bin().display()
+        ))
+        .output()
+        .unwrap();
+    let cut = String::from_utf8(out.stdout).unwrap();
+    let fields: Vec<&str> = cut.trim().split(' ').collect();
+    assert!(fields[0].parse::<f64>().is_ok(), "{cut}");
+    assert_eq!(fields[1], "\u{b5}s/probe,", "{cut}");
+    assert_eq!(fields[2], "detach", "{cut}");
+    assert!(cut.trim().ends_with("100 of 100 fired"), "{cut}");
+}
+
+/// attach-churn's run: its hit rate, and the churn its result keeps.
+fn churn_run(args: &[&str]) -> (f64, bench::runner::cycles::ChurnRecord, String) {
+    let (dir, json) = temp_file("churn", "run.json");
+    let mut all = vec![
+        "attach-churn",
+        "-w1",
+        "-d2",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    let result = ResultFile::load(&json).unwrap();
+    let record = &result.runs[0];
+    let hits = record.summary.as_ref().unwrap().hits.mean;
+    let churn = record.churn.clone().expect("attach-churn keeps its churn");
+    std::fs::remove_dir_all(&dir).unwrap();
+    (hits, churn, out.stdout)
+}
+
+#[test]
+fn churn_attaches_and_detaches_beside_the_hits_and_leaves_nothing() {
+    let _lock = probe_lock();
+    // Without churn: hits, no cycles, and the line that says so.
+    let (hits, churn, stdout) = churn_run(&["-c", "0"]);
+    assert!(hits > 10_000.0, "{stdout}");
+    assert_eq!((churn.threads, churn.cycles), (0, 0));
+    assert!(stdout.contains("churn: none (-c 0)"), "{stdout}");
+
+    // The default churns with one thread: each of its cycles attached a
+    // uprobe that fired once (a cycle whose probe did not fire fails the
+    // run), in the measured seconds, with attach and detach timed.
+    let (hits, churn, stdout) = churn_run(&[]);
+    assert!(hits > 1_000.0, "{stdout}");
+    assert_eq!(churn.threads, 1);
+    assert!(churn.cycles >= 2, "{churn:?}");
+    assert!((churn.seconds - 2.0).abs() < 0.5, "{churn:?}");
+    assert!(churn.attach_us > 0.0 && churn.detach_us > 0.0, "{churn:?}");
+    assert!(
+        stdout.contains(&format!(
+            "churn: 1 thread, {} attach/detach cycles in ",
+            churn.cycles
+        )),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout
+            .lines()
+            .last()
+            .map(|l| l.starts_with("Summary: hits")),
+        Some(true),
+        "{stdout}"
+    );
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+}
+
+#[test]
+fn a_churn_sweep_over_consumers_runs_each_count() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("churn-sweep", "run.json");
+    bench_ok(&format!(
+        "attach-churn -w0 -d1 --sweep consumers=0,2 --json {}",
+        json.display()
+    ));
+    let result = ResultFile::load(&json).unwrap();
+    let threads: Vec<usize> = result
+        .runs
+        .iter()
+        .map(|r| r.churn.as_ref().unwrap().threads)
+        .collect();
+    assert_eq!(threads, vec![0, 2]);
+    assert!(result.runs[1].churn.as_ref().unwrap().cycles >= 2);
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+    // -c and the sweep both set the consumers: refused.
+    let out = run(&["attach-churn", "-c", "1", "--sweep", "consumers=0,1"]);
+    assert_one_clear_line(
+        &out,
+        2,
+        "--sweep consumers sets each run's consumers; drop -c",
+    );
+}

@@ -1,0 +1,73 @@
+//! `bench calibrate`, for real: rounds of the benchmark, the benchmark again
+//! and the benchmark with an injected cost, and what they say.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
+    let started = std::time::Instant::now();
+    let out = bench_ok("calibrate --budget 10 -w0 -d2 trig-usermode-count");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let injected = lines.iter().find(|l| l.starts_with("injected: ")).unwrap();
+    assert!(injected.contains("% slower (target 5 %)"), "{injected}");
+    let rounds = lines.iter().filter(|l| l.starts_with("round ")).count();
+    assert!(rounds >= 3, "{}", out.stdout);
+    // One finding per duration up to -d, first seconds standing for shorter runs.
+    assert!(
+        lines.iter().any(|l| l.starts_with("  -d 1: A'/A ")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("  -d 2: A'/A ")),
+        "{}",
+        out.stdout
+    );
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("Recommendation: "), "{last}");
+    // The budget bounds the rounds: sizing (4 one-second runs) and at most
+    // one round (three 2-second runs) past it.
+    assert!(
+        started.elapsed().as_secs() < 10 + 4 + 8 + 5,
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn calibrate_checks_a_setting_by_counting_independent_trials() {
+    let _lock = probe_lock();
+    let out = bench_ok("calibrate --trials 2 --runs 2 -w0 -d1 trig-uprobe-nop");
+    let trials: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("trial "))
+        .collect();
+    assert_eq!(trials.len(), 2, "{}", out.stdout);
+    for trial in trials {
+        assert!(trial.contains("A/A ") && trial.contains("A/A' "), "{trial}");
+    }
+    let last = out.stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("Checked --runs 2 -d1: detected "),
+        "{last}"
+    );
+    assert!(last.contains(" of 2, false alarms "), "{last}");
+}
+
+#[test]
+fn calibrate_refuses_what_it_cannot_do_in_one_sentence() {
+    for (args, needle) in table(
+        "
+        calibrate --effect 1 trig-usermode-count | noise floor
+        calibrate trig-nothing | unknown benchmark 'trig-nothing'
+        calibrate --runs 5 trig-usermode-count | --trials
+        calibrate --budget 5 trig-usermode-count | 10
+        ",
+    ) {
+        let out = bench(args);
+        common::assert_one_clear_line(&out, 2, needle);
+    }
+}

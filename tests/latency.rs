@@ -1,0 +1,240 @@
+//! `--latency`: every operation timed, counts still exact, the printed
+//! percentiles reproducible from the kept histogram, refusals with a reason,
+//! and Ctrl-C keeping what was measured. Real probes, real BPF.
+
+mod common;
+
+use std::fs;
+use std::time::Duration;
+
+use bench::latency::{percentile_of_buckets, LatencyRecord, PERCENTILES};
+use bench::results::ResultFile;
+use common::*;
+
+/// The figures of the `Latency per ...` line, in order, p50 to max.
+fn printed_percentiles(stdout: &str) -> Vec<(String, u64)> {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Latency per "))
+        .unwrap_or_else(|| panic!("no latency line in:\n{stdout}"));
+    let figures = line.split_once("): ").unwrap().1;
+    figures
+        .split(" | ")
+        .map(|f| {
+            let (name, value) = f.split_once(' ').unwrap();
+            (name.to_string(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+fn latency_of(json: &std::path::Path) -> LatencyRecord {
+    let file = ResultFile::load(json).unwrap();
+    file.runs[0]
+        .latency
+        .clone()
+        .expect("the run has its latency")
+}
+
+#[test]
+fn counts_stay_exact_and_every_operation_is_timed() {
+    let _lock = probe_lock();
+    let dir = tempdir("exact");
+    for (bench, repeat, producers) in [
+        ("trig-uprobe-nop", "200000", "2"),
+        ("trig-uretprobe-nop", "50000", "1"),
+        ("trig-uprobe-multi-nop", "50000", "1"),
+        ("trig-usdt-nop", "100000", "1"),
+        ("trig-usermode-count", "1000003", "2"),
+        ("trig-syscall-count", "100000", "1"),
+    ] {
+        let json = dir.join(format!("{bench}.json"));
+        let out = run(&[
+            "--latency",
+            "-r",
+            repeat,
+            "-p",
+            producers,
+            "--json",
+            json.to_str().unwrap(),
+            bench,
+        ]);
+        assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
+        let repeat: u64 = repeat.parse().unwrap();
+        assert_eq!(fixed_hits(&out.stdout), repeat, "{bench}:\n{}", out.stdout);
+        let latency = latency_of(&json);
+        assert_eq!(latency.percentiles.count, repeat, "{bench}");
+        let bucketed: u64 = latency.buckets.iter().map(|b| b[1]).sum();
+        assert_eq!(bucketed, repeat, "{bench}");
+    }
+    // perf's family counts operations: breakpoint toggles.
+    let json = dir.join("toggle.json");
+    let out = bench_ok(&format!(
+        "--latency -r 2000 --json {} breakpoint-enable",
+        json.display()
+    ));
+    assert_eq!(latency_of(&json).percentiles.count, 2000);
+    assert!(out
+        .stdout
+        .contains("Latency per operation (ns, 2000 timed)"));
+    assert_nothing_left();
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn printed_percentiles_are_monotone_and_the_json_reproduces_them() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("reproduce", "run.json");
+    let (csv, svg) = (dir.join("run.csv"), dir.join("run.svg"));
+    let out = bench_ok(&format!(
+        "--latency -w1 -d2 --json {} --csv {} --plot {} trig-uprobe-nop",
+        json.display(),
+        csv.display(),
+        svg.display()
+    ));
+    let printed = printed_percentiles(&out.stdout);
+    // The CSV has the same figures, and the buckets that make them.
+    let csv = fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = bench::report::csv::HEADER.split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(',').collect())
+        .collect();
+    let (kind, percentile, value) = (column("kind"), column("percentile"), column("value_ns"));
+    for (name, expected) in &printed {
+        let row = rows
+            .iter()
+            .find(|r| r[kind] == "latency" && r[percentile] == name)
+            .unwrap_or_else(|| panic!("no {name} row in\n{csv}"));
+        assert_eq!(row[value].parse::<f64>().unwrap(), *expected as f64);
+    }
+    let bucketed: u64 = rows
+        .iter()
+        .filter(|r| r[kind] == "latency_bucket")
+        .map(|r| r[column("count")].parse::<u64>().unwrap())
+        .sum();
+    assert!(bucketed > 0);
+    assert!(fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let names: Vec<&str> = printed.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["p50", "p90", "p99", "p99.9", "p99.99", "max"]);
+    for pair in printed.windows(2) {
+        assert!(pair[0].1 <= pair[1].1, "{printed:?}");
+    }
+    // A uprobe hit takes a trap: more than the clock's floor, less than a
+    // millisecond at the median.
+    assert!((50..1_000_000).contains(&printed[0].1), "{printed:?}");
+    let latency = latency_of(&json);
+    for ((name, percentile), (printed_name, value)) in PERCENTILES.iter().zip(&printed) {
+        assert_eq!(name, printed_name);
+        assert_eq!(
+            percentile_of_buckets(&latency.buckets, *percentile),
+            *value,
+            "{name}"
+        );
+    }
+    assert_eq!(latency.buckets.last().unwrap()[0], printed[5].1, "max");
+    // The measured seconds only: their hits, give or take the bursts that
+    // straddle the ticks.
+    let file = ResultFile::load(&json).unwrap();
+    let hits: u64 = file.runs[0]
+        .samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.hits)
+        .sum();
+    let timed = latency.percentiles.count;
+    assert!(timed.abs_diff(hits) <= 4 * 64, "{timed} timed, {hits} hits");
+    assert_eq!(bucketed, timed);
+    assert_eq!(latency.seconds.len(), 2);
+    assert_eq!(latency.seconds[0].iteration, 1);
+    // The mean and the rate agree within the timing's own overhead.
+    let rate = latency.rate_ns.unwrap();
+    let mean = latency.percentiles.mean;
+    assert!(
+        mean <= rate * 1.05 && mean >= rate * 0.5,
+        "{mean} vs {rate}"
+    );
+    // The last line is still the one scripts cut.
+    assert_last_line(&out.stdout, "Summary: hits");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn runs_give_each_percentile_its_spread() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("runs", "runs.json");
+    let out = bench_ok(&format!(
+        "--latency --runs 3 -w0 -d1 --json {} trig-syscall-count",
+        json.display()
+    ));
+    assert_has(
+        &out.stdout,
+        "Latency per hit over 3 runs (ns, mean \u{b1} sd between runs): p50 ",
+    );
+    let file = ResultFile::load(&json).unwrap();
+    let over = file.run_stats[0].latency.as_ref().unwrap();
+    let per_run: u64 = file
+        .runs
+        .iter()
+        .map(|r| r.latency.as_ref().unwrap().percentiles.count)
+        .sum();
+    assert_eq!(over.merged.count, per_run);
+    let p50 = &over.spread[0];
+    assert_eq!((p50.figure.as_str(), p50.stats.runs), ("p50", 3));
+    assert_last_line(&out.stdout, "Summary: hits");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn benchmarks_whose_operation_is_not_one_hit_refuse_with_the_reason() {
+    for (bench, why) in [
+        (
+            "trig-kernel-count",
+            "fires the trigger --trig-batch-iters times",
+        ),
+        (
+            "breakpoint-thread",
+            "creates and joins a batch of --threads threads",
+        ),
+        ("rb-custom", "emits a batch of records"),
+    ] {
+        let consumers = if bench.starts_with("rb-") {
+            "-c1"
+        } else {
+            "-c0"
+        };
+        let out = run(&["--latency", "-d1", consumers, bench]);
+        assert_one_clear_line(&out, 2, &format!("--latency does not apply to {bench}"));
+        assert_has(&out.stderr, why);
+        assert!(out.stderr.contains("taken by trig-usermode-count"));
+    }
+}
+
+#[test]
+fn ctrl_c_keeps_the_partial_histogram() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("interrupt", "partial.json");
+    let child = spawn_line(&format!(
+        "--latency -w1 -d10 --json {} trig-uprobe-nop",
+        json.display()
+    ));
+    let out = sigint_after(child, Duration::from_millis(3500));
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    let stdout = &out.stdout;
+    let printed = printed_percentiles(stdout);
+    let file = ResultFile::load(&json).unwrap();
+    assert!(file.partial);
+    let latency = file.runs[0]
+        .latency
+        .as_ref()
+        .expect("the partial histogram");
+    let measured = file.runs[0].summary.unwrap().over.count();
+    assert!((1..10).contains(&measured), "{measured}");
+    assert_eq!(latency.seconds.len(), measured);
+    assert!(latency.percentiles.count > 0);
+    assert_eq!(latency.percentiles.p50, printed[0].1);
+    assert_last_line(stdout, "Summary: hits");
+    assert_nothing_left();
+    fs::remove_dir_all(&dir).unwrap();
+}
