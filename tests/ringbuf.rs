@@ -223,12 +223,15 @@ fn ctrl_c_while_consumers_block_leaves_nothing_behind() {
         ("pb-libbpf", "--perfbuf-sz"),
         ("pb-custom", "--perfbuf-sz"),
     ] {
-        // A wake-up only once the buffer is full (the largest rate it
-        // holds) lets the consumers sleep in epoll_wait for long stretches.
+        // A wake-up only once a large buffer is nearly full lets the
+        // consumers sleep in epoll_wait for long stretches: draining costs
+        // less a sample than producing, and a large buffer makes the cost
+        // of each wake-up small. (A 4 KiB ring woke them every 14 us on a
+        // machine whose getpgid takes 55 ns: they never slept at once.)
         let (size_value, rate) = if size == "--ringbuf-sz" {
-            ("4096", "255")
+            ("16777216", "500000")
         } else {
-            ("1", "170")
+            ("64", "4000")
         };
         let child = spawn(&[
             "-w1",
@@ -251,7 +254,7 @@ fn ctrl_c_while_consumers_block_leaves_nothing_behind() {
                 start.elapsed() < Duration::from_secs(30),
                 "{bench}: the consumers never blocked"
             );
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(10));
         }
         send_signal(&child, libc::SIGINT);
         let out = finish_child(child, Duration::from_secs(10), String::new());
