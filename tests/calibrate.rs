@@ -7,13 +7,17 @@ use common::*;
 
 #[test]
 fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
-    let started = std::time::Instant::now();
+    let _lock = probe_lock();
     let out = bench_ok("calibrate --budget 10 -w0 -d2 trig-usermode-count");
     let lines: Vec<&str> = out.stdout.lines().collect();
     let injected = lines.iter().find(|l| l.starts_with("injected: ")).unwrap();
     assert!(injected.contains("% slower (target 5 %)"), "{injected}");
+    // The budget bounds the rounds, not a clock: three rounds of three
+    // 2-second runs are past 10 s on any machine, and three is the least
+    // an interval is drawn from, so a calibration that kept to its budget
+    // ran exactly three.
     let rounds = lines.iter().filter(|l| l.starts_with("round ")).count();
-    assert!(rounds >= 3, "{}", out.stdout);
+    assert_eq!(rounds, 3, "{}", out.stdout);
     // One finding per duration up to -d, first seconds standing for shorter runs.
     assert!(
         lines.iter().any(|l| l.starts_with("  -d 1: A'/A ")),
@@ -27,13 +31,6 @@ fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
     );
     let last = lines.last().unwrap();
     assert!(last.starts_with("Recommendation: "), "{last}");
-    // The budget bounds the rounds: sizing (4 one-second runs) and at most
-    // one round (three 2-second runs) past it.
-    assert!(
-        started.elapsed().as_secs() < 10 + 4 + 8 + 5,
-        "{:?}",
-        started.elapsed()
-    );
 }
 
 #[test]

@@ -215,11 +215,14 @@ fn benchmarks_whose_operation_is_not_one_hit_refuse_with_the_reason() {
 fn ctrl_c_keeps_the_partial_histogram() {
     let _lock = probe_lock();
     let (dir, json) = temp_file("interrupt", "partial.json");
-    let child = spawn_line(&format!(
+    let mut child = spawn_line(&format!(
         "--latency -w1 -d10 --json {} trig-uprobe-nop",
         json.display()
     ));
-    let out = sigint_after(child, Duration::from_millis(3500));
+    // The second measured second, whatever the set-up took.
+    let seen = read_until(&mut child, "Iter   2 (", 1, false);
+    send_signal(&child, libc::SIGINT);
+    let out = finish_child(child, Duration::from_secs(30), seen);
     assert_eq!(out.code, 130, "{}", out.stderr);
     let stdout = &out.stdout;
     let printed = printed_percentiles(stdout);

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::process::Child;
 use std::time::Duration;
 
@@ -18,24 +17,6 @@ use common::*;
 fn interrupt(child: Child, stdout: String) -> Output {
     send_signal(&child, libc::SIGINT);
     finish_child(child, Duration::from_secs(30), stdout)
-}
-
-/// Reads the child's stdout up to the line that contains `needle`.
-fn read_until(child: &mut Child, needle: &str) -> String {
-    let mut reader = BufReader::new(child.stdout.as_mut().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert_ne!(
-            reader.read_line(&mut line).unwrap(),
-            0,
-            "no {needle:?} in {seen}"
-        );
-        seen.push_str(&line);
-        if line.contains(needle) {
-            return seen;
-        }
-    }
 }
 
 /// The number after `prefix` in `text`.
@@ -92,7 +73,7 @@ fn without_warmup_an_interrupt_before_the_first_second_is_not_in_warmup() {
         "-w0 -d5 --sweep producers=1,2 trig-syscall-count",
     ] {
         let mut child = spawn_line(args);
-        let seen = read_until(&mut child, "started.");
+        let seen = read_until(&mut child, "started.", 1, false);
         let out = interrupt(child, seen);
         assert_one_clear_line(
             &out,

@@ -21,15 +21,44 @@ fn finish(child: Child) -> Output {
     finish_child(child, Duration::from_secs(20), String::new())
 }
 
+/// The number after `field` in a /proc status text (hex for the signal masks).
+fn proc_field(status: &str, field: &str) -> u64 {
+    let value = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .unwrap_or_else(|| panic!("no {field} in {status}"))
+        .trim();
+    match field.ends_with("Pnd:") {
+        true => u64::from_str_radix(value, 16).unwrap(),
+        false => value.parse().unwrap(),
+    }
+}
+
+/// Waits (at most 10 s, looking every 200 us) until the child's
+/// /proc/PID/status satisfies `ready`.
+fn wait_for(child: &Child, ready: impl Fn(&str) -> bool) {
+    let start = std::time::Instant::now();
+    loop {
+        let status = fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        if ready(&status) {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "{status}");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
 #[test]
 fn sigint_during_warmup_reports_nothing_measured_and_detaches() {
     let _lock = probe_lock();
     let (dir, json) = temp_file("warmup", "run.json");
-    let child = spawn_line(&format!(
+    let mut child = spawn_line(&format!(
         "-w5 -d5 --json {} trig-uprobe-nop",
         json.display()
     ));
-    let out = sigint_after(child, Duration::from_millis(1500));
+    let seen = read_until(&mut child, "started.", 1, false);
+    send_signal(&child, libc::SIGINT);
+    let out = finish_child(child, Duration::from_secs(30), seen);
     assert_one_clear_line(
         &out,
         130,
@@ -48,11 +77,14 @@ fn sigint_during_warmup_reports_nothing_measured_and_detaches() {
 fn sigint_during_measurement_prints_a_partial_summary() {
     let _lock = probe_lock();
     let (dir, json) = temp_file("measure", "run.json");
-    let child = spawn_line(&format!(
+    let mut child = spawn_line(&format!(
         "-w1 -d10 --json {} trig-uretprobe-nop",
         json.display()
     ));
-    let out = sigint_after(child, Duration::from_millis(3500));
+    // The second measured second, whatever the set-up took.
+    let seen = read_until(&mut child, "Iter   2 (", 1, false);
+    send_signal(&child, libc::SIGINT);
+    let out = finish_child(child, Duration::from_secs(30), seen);
     assert_one_clear_line(&out, 130, "the summary above is partial");
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert!(
@@ -78,10 +110,10 @@ fn sigint_during_measurement_prints_a_partial_summary() {
 #[test]
 fn sigterm_exits_143_and_a_second_signal_exits_at_once() {
     let _lock = probe_lock();
-    let child = spawn_bin(&bench_bin(), &["-w1", "-d10", "trig-usdt-nop"]);
-    std::thread::sleep(Duration::from_millis(2500));
+    let mut child = spawn_bin(&bench_bin(), &["-w1", "-d10", "trig-usdt-nop"]);
+    let seen = read_until(&mut child, "Iter   1 (", 1, false);
     send_signal(&child, libc::SIGTERM);
-    let out = finish(child);
+    let out = finish_child(child, Duration::from_secs(20), seen);
     assert_one_clear_line(
         &out,
         143,
@@ -90,11 +122,15 @@ fn sigterm_exits_143_and_a_second_signal_exits_at_once() {
 
     // Four producers' batches of 1024 threads under 4 breakpoints take a
     // good 100 ms on two CPUs and the first Ctrl-C lets them finish; the
-    // second must not wait for them.
-    let child = spawn_line("-r 3 -p 4 -b 4 -t 1024 breakpoint-thread");
-    std::thread::sleep(Duration::from_millis(60));
+    // second must not wait for them. Rounds enough that the run cannot end
+    // first; the first Ctrl-C once a batch is in flight, the second once the
+    // first was taken (two pending SIGINTs would merge into one).
+    let child = spawn_line("-r 1000 -p 4 -b 4 -t 1024 breakpoint-thread");
+    wait_for(&child, |status| proc_field(status, "Threads:") > 100);
     send_signal(&child, libc::SIGINT);
-    let out = sigint_after(child, Duration::from_millis(15));
+    wait_for(&child, |status| proc_field(status, "ShdPnd:") & 0x2 == 0);
+    send_signal(&child, libc::SIGINT);
+    let out = finish(child);
     assert_eq!(out.code, 130, "{}", out.stderr);
     assert!(
         out.stdout.is_empty(),
@@ -108,11 +144,14 @@ fn sigterm_exits_143_and_a_second_signal_exits_at_once() {
 fn an_interrupted_sweep_keeps_the_points_it_measured() {
     let _lock = probe_lock();
     let (dir, json) = temp_file("sweep", "sweep.json");
-    let child = spawn_line(&format!(
+    let mut child = spawn_line(&format!(
         "-q -w0 -d3 --sweep producers=1,2 --json {} trig-syscall-count",
         json.display()
     ));
-    let out = sigint_after(child, Duration::from_millis(4600));
+    // Point 2's first measured second, whatever the set-ups took.
+    let seen = read_until(&mut child, "Iter   0 (", 2, false);
+    send_signal(&child, libc::SIGINT);
+    let out = finish_child(child, Duration::from_secs(30), seen);
     assert_one_clear_line(
         &out,
         130,
@@ -139,8 +178,11 @@ fn an_interrupted_fork_benchmark_leaves_no_child() {
         if sig == libc::SIGINT {
             assert_eq!(out.code, 130, "{}", out.stderr);
         }
-        // Give an orphan a moment to be reaped by init, then look.
-        std::thread::sleep(Duration::from_millis(300));
+        // Give an orphan a moment (up to 10 s) to exit and be reaped.
+        let start = std::time::Instant::now();
+        while !processes_of(&copy).is_empty() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         assert_eq!(processes_of(&copy), Vec::<i32>::new(), "after signal {sig}");
     }
     fs::remove_dir_all(&dir).unwrap();
@@ -149,11 +191,11 @@ fn an_interrupted_fork_benchmark_leaves_no_child() {
 #[test]
 fn sigkill_leaves_nothing_loaded_or_pinned() {
     let _lock = probe_lock();
-    let child = spawn_bin(&bench_bin(), &["-w1", "-d10", "trig-uprobe-multi-push"]);
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut child = spawn_bin(&bench_bin(), &["-w1", "-d10", "trig-uprobe-multi-push"]);
+    read_until(&mut child, "started.", 1, false);
     // Something to leave behind: the run is attached when killed.
     let loaded = loaded_programs();
-    assert!(!loaded.is_empty(), "nothing loaded after 1.5 s");
+    assert!(!loaded.is_empty(), "nothing loaded once started");
     send_signal(&child, libc::SIGKILL);
     finish(child);
     assert_nothing_left();
@@ -219,16 +261,18 @@ fn a_panicking_producer_still_detaches_everything() {
 #[test]
 fn a_late_tick_is_normalised_and_flagged_noisy() {
     let _lock = probe_lock();
-    let child = spawn_bin(
+    let mut child = spawn_bin(
         &bench_bin(),
         &["-q", "-w0", "-d4", "--json", "-", "trig-syscall-count"],
     );
-    std::thread::sleep(Duration::from_millis(1500));
-    // Freeze the whole process across the 2 s tick: it fires ~300 ms late.
+    // Freeze the whole process from the first tick (its line on stderr, with
+    // the JSON on stdout) across the second: that one fires ~300 ms late.
+    let seen = read_until(&mut child, "Iter   0 (", 1, true);
     send_signal(&child, libc::SIGSTOP);
-    std::thread::sleep(Duration::from_millis(800));
+    std::thread::sleep(Duration::from_millis(1300));
     send_signal(&child, libc::SIGCONT);
-    let out = finish(child);
+    let mut out = finish(child);
+    out.stderr.insert_str(0, &seen);
     assert_eq!(out.code, 0, "{}", out.stderr);
     // With the JSON on stdout, the text report goes to stderr.
     let summary = out.stderr.lines().last().unwrap();

@@ -76,10 +76,12 @@ fn in_vm(kernel: &str, cpus: &str, script: &str) -> String {
     let root = env!("CARGO_MANIFEST_DIR");
     let script = format!("B={}\n{script}\necho '== end'\n", bench_bin().display());
     // The console is emulated serial output that slows the boot: only on a retry.
+    // The timeout only guards against a hung guest: two emulated guests side
+    // by side on 2 CPUs take 4-7 minutes here, a slower machine longer.
     let boot = |console: bool| {
         let mut cmd = Command::new(Path::new(root).join("scripts/run_in_vm.sh"));
         cmd.current_dir(root)
-            .args(["--kernel", kernel, "--cpus", cpus, "--timeout", "600"])
+            .args(["--kernel", kernel, "--cpus", cpus, "--timeout", "1500"])
             .args(console.then_some("--verbose"))
             .args(["--exec", "--", "sh", "-c", &script]);
         run_cmd(cmd)

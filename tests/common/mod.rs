@@ -232,6 +232,33 @@ pub fn send_signal(child: &Child, sig: i32) {
     assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
 }
 
+/// Reads the child's stdout (or its stderr, with `stderr`) up to the end of
+/// the `nth` line (from 1) that contains `needle`, a byte at a time so that
+/// nothing after it is taken from the pipe; returns what it read.
+pub fn read_until(child: &mut Child, needle: &str, nth: usize, stderr: bool) -> String {
+    let pipe: &mut dyn Read = match stderr {
+        true => child.stderr.as_mut().unwrap(),
+        false => child.stdout.as_mut().unwrap(),
+    };
+    let (mut seen, mut line, mut found) = (Vec::new(), Vec::new(), 0);
+    let mut byte = [0u8; 1];
+    loop {
+        let n = pipe.read(&mut byte).unwrap();
+        assert_ne!(n, 0, "no {needle:?} in {}", String::from_utf8_lossy(&seen));
+        seen.push(byte[0]);
+        line.push(byte[0]);
+        if byte[0] == b'\n' {
+            if String::from_utf8_lossy(&line).contains(needle) {
+                found += 1;
+                if found == nth {
+                    return String::from_utf8_lossy(&seen).into_owned();
+                }
+            }
+            line.clear();
+        }
+    }
+}
+
 /// Sends SIGINT to `child` once `after` has passed and collects what it
 /// printed; it must exit within 30 s of the signal.
 pub fn sigint_after(child: Child, after: Duration) -> Output {
