@@ -22,7 +22,9 @@ ROWS=${BENCH_KERNEL_ROWS:-0}
 #   --kernels L  run on each kernel of the list L (host, or one for run_in_vm.sh)
 #   --runs N     (or RUNS=N) N independent runs of every benchmark, interleaved
 #                round by round in one bench invocation, and bench's table of
-#                means with 95 % intervals and changes from the first
+#                means with 95 % intervals and changes from the first; how
+#                many a change of 5 % needs here: the recommendation of
+#                `bench calibrate BENCHMARK` (9 to 18 on a quiet 2-CPU VM)
 parse_common_args() {
 	while (($#)); do
 		case $1 in

@@ -3,12 +3,14 @@
 //! the benchmark (A), the benchmark again (A/A: any change called is a false
 //! alarm), and the benchmark with a known cost added to every operation (A':
 //! a busy loop after each of the producer's operations, sized to make it
-//! `--effect` % slower, its cost timed alone). The per-round ratios give the
+//! `--effect` % slower by timing, in the benchmark itself, blocks of
+//! operations alternately without and with it). The per-round ratios give the
 //! spread a paired comparison must beat, and from it the rounds needed; the
 //! detection and false-alarm rates at that count are observed by drawing
 //! rounds from those measured. `--trials T --runs N` checks a recommendation
 //! instead: T independent comparisons of N rounds each, counted.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::benches::{self, Benchmark, Metric};
@@ -19,14 +21,15 @@ use crate::interrupt;
 use crate::report::calibrate as lines;
 use crate::report::console::Console;
 use crate::runner::affinity::{self, Affinity, Placement};
-use crate::runner::inject::{self, Injected};
+use crate::runner::inject::{self, Blocks, Injected, Spin};
 use crate::runner::phases::Timing;
 use crate::runner::{self, Workload};
 use crate::stats::{self, mean_sd, Change, Verdict};
 
 pub const AFTER_HELP: &str = "Each round runs the benchmark, the benchmark again and the \
-benchmark with an injected cost (a busy loop after each operation, sized from a first run to make \
-it --effect % slower; its cost is timed alone on trig-usermode-count and shown). Changes are \
+benchmark with an injected cost (a busy loop after each operation, sized to make it --effect % \
+slower: what it adds to an operation is timed in the benchmark itself, in blocks of operations \
+alternately without and with it, and shown). Changes are \
 judged as the interleaved table judges them: paired by round, 95 % confidence, a 2 % noise floor. \
 From the spread of the per-round ratios comes the number of rounds that would detect --effect % \
 with 95 % power; the detection and false-alarm rates at that count are observed by drawing rounds \
@@ -79,9 +82,9 @@ fn effect(text: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// The benchmark every operation of which is cheapest: the injected cost is
-/// timed on it, nearly alone.
-const BARE: &str = "trig-usermode-count";
+/// Sizing runs: each after the first is sized from those before it, and
+/// the loop from all (one run's slowdown varies by several % of itself).
+const SIZING_RUNS: usize = 3;
 /// Rounds run even when the budget is short: fewer give no spread.
 const MIN_ROUNDS: usize = 3;
 /// The power a recommendation is made for: 80 % would miss one change in five.
@@ -99,22 +102,66 @@ struct Setup {
 }
 
 /// The injected cost: what it was sized for, and what it measured.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Injection {
     pub target_pct: f64,
-    /// ns one producer's operation took in the first run.
-    pub op_ns: f64,
     pub iterations: u64,
     /// The loop's CPU time, from timing it alone.
     pub cpu_ns: f64,
-    /// Its wall time per operation, on the bare benchmark, injected against not.
-    pub alone_ns: f64,
+    pub sizing: Sizing,
+}
+
+/// What the sizing runs measured, and the loop sized from them.
+#[derive(Clone, Debug)]
+pub struct Sizing {
+    pub iterations: u64,
+    /// The slowdown `iterations` make, from the sizing runs, in % of the rate.
+    pub expected_pct: f64,
+    pub runs: Vec<SizingRun>,
+}
+
+/// One sizing run: the loop's iterations and what they did to the
+/// benchmark, paired block by block.
+#[derive(Clone, Copy, Debug)]
+pub struct SizingRun {
+    pub iterations: u64,
+    /// As a fraction of the rate.
+    pub slowdown: f64,
+    /// Median wall ns of an operation without the loop.
+    pub op_ns: f64,
+    pub pairs: usize,
+}
+
+impl Sizing {
+    /// The iterations that make `target_pct` % from what `runs` measured,
+    /// and the slowdown they make; `None` when the runs saw no slowdown.
+    /// The slowdown's odds, s / (1 − s), are the loop's ns over the
+    /// operation's, so they grow in proportion to the iterations: each run
+    /// gives the odds of one iteration, and their mean stands for all.
+    pub fn from_runs(runs: Vec<SizingRun>, target_pct: f64) -> Option<Sizing> {
+        let per_iteration = runs
+            .iter()
+            .map(|r| r.slowdown / (1.0 - r.slowdown) / r.iterations as f64)
+            .sum::<f64>()
+            / runs.len() as f64;
+        if !(per_iteration > 0.0 && per_iteration.is_finite()) {
+            return None;
+        }
+        let target_odds = target_pct / (100.0 - target_pct);
+        let iterations = (target_odds / per_iteration).round().max(1.0) as u64;
+        let odds = per_iteration * iterations as f64;
+        Some(Sizing {
+            iterations,
+            expected_pct: odds / (1.0 + odds) * 100.0,
+            runs,
+        })
+    }
 }
 
 impl Injection {
     /// The slowdown the measured cost makes, in % of the rate.
     pub fn expected_pct(&self) -> f64 {
-        self.alone_ns / (self.op_ns + self.alone_ns) * 100.0
+        self.sizing.expected_pct
     }
 }
 
@@ -199,7 +246,7 @@ fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup
     if !quiet {
         console.line(&lines::sizing(bench.name()));
     }
-    let first = timed(bench, &config, &placement, &metric, 0)?;
+    let first = timed(bench, &config, &placement, &metric, None)?;
     let rate = mean_sd(&first).mean;
     if rate <= 0.0 {
         return Err(Error::runtime(format!(
@@ -210,7 +257,16 @@ fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup
     let op_ns = 1e9 * config.producers as f64 / rate;
     let extra_ns = op_ns * args.effect / (100.0 - args.effect);
     let (guess, cpu_ns) = inject::sized_for(extra_ns);
-    let (iterations, alone_ns) = time_alone(extra_ns, guess, cpu_ns, &placement)?;
+    let sizing = size_in_place(bench, &config, &placement, args.effect, guess)?;
+    if sizing.iterations == 1 && sizing.expected_pct > 1.5 * args.effect {
+        return Err(Error::unsupported(format!(
+            "{}'s operations ({op_ns:.1} ns) are too short to be made {} % slower: one iteration \
+             of the injected loop makes them {:.0} % slower",
+            bench.name(),
+            args.effect,
+            sizing.expected_pct
+        )));
+    }
     Ok(Setup {
         bench,
         metric,
@@ -218,10 +274,9 @@ fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup
         placement,
         injection: Injection {
             target_pct: args.effect,
-            op_ns,
-            iterations,
-            cpu_ns: iterations as f64 * cpu_ns / guess as f64,
-            alone_ns,
+            iterations: sizing.iterations,
+            cpu_ns: sizing.iterations as f64 * cpu_ns / guess as f64,
+            sizing,
         },
     })
 }
@@ -248,56 +303,73 @@ fn config_for(bench: &'static dyn Benchmark, args: &CalibrateArgs) -> Result<Run
     Ok(config)
 }
 
-/// Sizes the loop to `extra_ns` a operation in wall time: a first guess from
-/// its CPU time, timed on the bare benchmark with and without it (one second
-/// each), then scaled by what that timing found. Returns the iterations and
-/// the wall ns a operation they measured.
-fn time_alone(extra_ns: f64, guess: u64, cpu_ns: f64, placement: &Placement) -> Result<(u64, f64)> {
-    let bare = benches::find(BARE).ok_or_else(|| Error::runtime("no bare benchmark"))?;
+/// Sizes the loop to make each of the benchmark's operations `target_pct`
+/// % slower, measured where it counts: a busy loop after a probe hit need
+/// not add its own cost (on one machine, 38 ns of loop made a 736 ns uprobe
+/// hit 20 ns slower, not 38). Each sizing run (two seconds, blocks of
+/// operations alternately without and with the loop, paired) measures the
+/// slowdown its iterations make; all the runs so far size the next
+/// ([`Sizing::from_runs`]) and, after the last, the loop itself. The first
+/// runs `guess` iterations.
+fn size_in_place(
+    bench: &dyn Benchmark,
+    config: &RunConfig,
+    placement: &Placement,
+    target_pct: f64,
+    guess: u64,
+) -> Result<Sizing> {
     let config = RunConfig {
-        producers: 1,
-        consumers: 0,
         warmup_secs: 0,
-        duration_secs: 1,
-        affinity: Affinity::None,
-        repeat: None,
-        ..RunConfig::defaults(benches::resolve_params(bare, &[])?)
+        duration_secs: 2,
+        ..config.clone()
     };
-    let single = Placement {
-        consumers: vec![],
-        producers: placement.producers.first().copied().into_iter().collect(),
-    };
-    let metric = bare.metric();
-    let op_ns = |spin: u64| -> Result<f64> {
-        let rate = mean_sd(&timed(bare, &config, &single, &metric, spin)?).mean;
-        Ok(if rate > 0.0 {
-            1e9 / rate
-        } else {
-            f64::INFINITY
-        })
-    };
-    let base = op_ns(0)?;
-    let wall_per_iteration = (op_ns(guess)? - base).max(0.0) / guess as f64;
-    if !wall_per_iteration.is_finite() || wall_per_iteration <= 0.0 {
-        return Ok((guess, cpu_ns));
+    let mut iterations = guess;
+    let mut runs: Vec<SizingRun> = Vec::new();
+    while runs.len() < SIZING_RUNS && interrupt::received().is_none() {
+        let blocks = Arc::new(Blocks::default());
+        let spin = Spin {
+            iterations,
+            blocks: Some(Arc::clone(&blocks)),
+        };
+        timed(bench, &config, placement, &bench.metric(), Some(spin))?;
+        let measured = blocks.measured().ok_or_else(|| {
+            Error::runtime(format!(
+                "the injected loop could not be sized: no block of {}'s operations was timed",
+                bench.name()
+            ))
+        })?;
+        runs.push(SizingRun {
+            iterations,
+            slowdown: measured.slowdown,
+            op_ns: measured.op_ns,
+            pairs: measured.pairs,
+        });
+        iterations = Sizing::from_runs(runs.clone(), target_pct)
+            .ok_or_else(|| {
+                Error::runtime(format!(
+                    "the injected loop made {} no slower ({} timed block pairs): it cannot be sized",
+                    bench.name(),
+                    measured.pairs
+                ))
+            })?
+            .iterations;
     }
-    let iterations = inject::iterations_for(extra_ns, wall_per_iteration);
-    let alone = op_ns(iterations)? - op_ns(0)?;
-    Ok((iterations, alone.max(0.0)))
+    Sizing::from_runs(runs, target_pct)
+        .ok_or_else(|| Error::runtime("interrupted before the injected loop was sized"))
 }
 
-/// One run of `bench` (with `spin` iterations after each operation): its
-/// measured seconds' headline rates.
+/// One run of `bench` (with `spin` after each operation): its measured
+/// seconds' headline rates.
 fn timed(
     bench: &dyn Benchmark,
     config: &RunConfig,
     placement: &Placement,
     metric: &Metric,
-    spin: u64,
+    spin: Option<Spin>,
 ) -> Result<Vec<f64>> {
     let workload: Box<dyn Workload> = match spin {
-        0 => bench.setup(config)?,
-        spin => Box::new(Injected {
+        None => bench.setup(config)?,
+        Some(spin) => Box::new(Injected {
             inner: bench.setup(config)?,
             spin,
         }),
@@ -324,10 +396,10 @@ fn round(setup: &Setup, index: usize) -> Result<Round> {
         if interrupt::received().is_some() {
             break;
         }
-        let spin = match arm {
-            Arm::Slowed => setup.injection.iterations,
-            _ => 0,
-        };
+        let spin = (arm == Arm::Slowed).then_some(Spin {
+            iterations: setup.injection.iterations,
+            blocks: None,
+        });
         let seconds = timed(
             setup.bench,
             &setup.config,
@@ -574,15 +646,32 @@ mod tests {
         assert!((one.percent + 5.0).abs() < 1e-9 && (two.percent + 2.5).abs() < 1e-9);
     }
 
+    fn sizing_run(iterations: u64, slowdown: f64) -> SizingRun {
+        SizingRun {
+            iterations,
+            slowdown,
+            op_ns: 1000.0,
+            pairs: 100,
+        }
+    }
+
     #[test]
-    fn the_expected_slowdown_follows_the_measured_cost() {
-        let injection = Injection {
-            target_pct: 5.0,
-            op_ns: 950.0,
-            iterations: 40,
-            cpu_ns: 48.0,
-            alone_ns: 50.0,
-        };
-        assert!((injection.expected_pct() - 5.0).abs() < 1e-9);
+    fn the_loop_is_sized_from_the_mean_odds_of_an_iteration() {
+        // 1000 ns operations, 2 ns an iteration: 20 iterations add 40 ns,
+        // 40/1040 slower; 30 add 60, 60/1060. 5 % slower takes 1000·5/95 =
+        // 52.6 ns, 26 iterations (52 ns, 52/1052 = 4.94 %).
+        let runs = vec![sizing_run(20, 40.0 / 1040.0), sizing_run(30, 60.0 / 1060.0)];
+        let sizing = Sizing::from_runs(runs, 5.0).unwrap();
+        assert_eq!(sizing.iterations, 26);
+        assert!(
+            (sizing.expected_pct - 5200.0 / 1052.0).abs() < 1e-9,
+            "{sizing:?}"
+        );
+        // Runs that disagree are averaged: 1.8 and 2.2 ns an iteration.
+        let runs = vec![sizing_run(25, 45.0 / 1045.0), sizing_run(25, 55.0 / 1055.0)];
+        assert_eq!(Sizing::from_runs(runs, 5.0).unwrap().iterations, 26);
+        // A loop that slowed nothing cannot be sized.
+        assert!(Sizing::from_runs(vec![sizing_run(25, 0.0)], 5.0).is_none());
+        assert!(Sizing::from_runs(vec![sizing_run(25, -0.01)], 5.0).is_none());
     }
 }

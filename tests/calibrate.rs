@@ -8,10 +8,24 @@ use common::*;
 #[test]
 fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
     let _lock = probe_lock();
-    let out = bench_ok("calibrate --budget 10 -w0 -d2 trig-usermode-count");
+    let out = bench_ok("calibrate --budget 10 -w0 -d2 trig-syscall-count");
     let lines: Vec<&str> = out.stdout.lines().collect();
     let injected = lines.iter().find(|l| l.starts_with("injected: ")).unwrap();
-    assert!(injected.contains("% slower (target 5 %)"), "{injected}");
+    // Sized in the benchmark itself: three sizing runs, each named with
+    // the slowdown it measured at its iterations.
+    let sizing = injected.split(" measured ").nth(1).unwrap_or_default();
+    assert_eq!(sizing.matches(" % at ").count(), 3, "{injected}");
+    // Iterations are whole: the slowdown they make misses the target by at
+    // most half an iteration's, and one iteration of a getpgid's ~100 ns is
+    // a few ns.
+    let expected: f64 = injected
+        .split("expected ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no expected slowdown in {injected}"));
+    assert!((2.5..=7.5).contains(&expected), "{injected}");
+    assert!(injected.ends_with("% slower (target 5 %)"), "{injected}");
     // The budget bounds the rounds, not a clock: three rounds of three
     // 2-second runs are past 10 s on any machine, and three is the least
     // an interval is drawn from, so a calibration that kept to its budget
@@ -67,4 +81,15 @@ fn calibrate_refuses_what_it_cannot_do_in_one_sentence() {
         let out = bench(args);
         common::assert_one_clear_line(&out, 2, needle);
     }
+}
+
+#[test]
+fn an_operation_too_short_to_slow_by_the_effect_is_unsupported() {
+    // trig-usermode-count's call takes a ns or two: one iteration of the
+    // loop is more than 5 % of it, and a calibration for 5 % would be one
+    // for something else.
+    let _lock = probe_lock();
+    let out = bench("calibrate -w0 -d1 trig-usermode-count");
+    common::assert_one_clear_line(&out, 4, "too short to be made 5 % slower");
+    assert!(out.stderr.starts_with("unsupported: "), "{}", out.stderr);
 }

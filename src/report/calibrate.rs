@@ -8,18 +8,26 @@ pub fn sizing(bench: &str) -> String {
     format!("Sizing the injected cost from a first run of {bench}...")
 }
 
-/// `injected: 118 loop iterations ...`: what the injected cost was sized for
-/// and what it measured.
+/// `injected: 26 loop iterations ...`: the loop, what each sizing run
+/// measured in the benchmark, and the slowdown expected from them.
 pub fn injection(i: &Injection) -> String {
+    let runs: Vec<String> = i
+        .sizing
+        .runs
+        .iter()
+        .map(|r| format!("{:.1} % at {}", r.slowdown * 100.0, r.iterations))
+        .collect();
+    let op_ns = i.sizing.runs.last().map_or(0.0, |r| r.op_ns);
+    let pairs: usize = i.sizing.runs.iter().map(|r| r.pairs).sum();
     format!(
-        "injected: {} loop iterations after each operation, {:.1} ns of CPU timed alone, {:.1} ns \
-         per operation on {} (a run with the cost alone), against {:.1} ns per operation of the \
-         benchmark: expected {:.1} % slower (target {} %)",
+        "injected: {} loop iterations after each operation ({:.1} ns of CPU timed alone); in the \
+         benchmark itself ({:.0} ns an operation), {} timed block pairs without and with it \
+         measured {} iterations: expected {:.1} % slower (target {} %)",
         i.iterations,
         i.cpu_ns,
-        i.alone_ns,
-        "trig-usermode-count",
-        i.op_ns,
+        op_ns,
+        pairs,
+        runs.join(", "),
         i.expected_pct(),
         i.target_pct
     )

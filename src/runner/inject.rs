@@ -3,18 +3,37 @@
 //! a benchmark can be made slower by an amount that is measured, not assumed.
 
 use std::hint::black_box;
+use std::sync::{Arc, Mutex};
 
 use super::{ConsumerCtx, Counts, ProducerCtx, Workload};
 use crate::error::Result;
 
-/// Burns `iterations` rounds of a loop the compiler cannot remove or fold.
+/// Burns `iterations` rounds of two dependent multiplies, in registers:
+/// each waits for the one before, so a round takes their latency whatever
+/// the code around it does. A loop through memory (a value stored and loaded
+/// back) was not steady: the CPU sometimes renames the store away, and its
+/// cost per round doubled or halved from one run to the next.
 #[inline(never)]
 pub fn spin(iterations: u64) {
-    let mut x = 0u64;
-    for i in 0..iterations {
-        x = black_box(x.wrapping_add(i));
+    if iterations == 0 {
+        return;
     }
-    black_box(x);
+    let mut x = 1u64;
+    let mut n = iterations;
+    // SAFETY: the loop touches only the two registers it is given.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            "imul {x}, {x}",
+            "imul {x}, {x}",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) x,
+            n = inout(reg) n,
+            options(nomem, nostack),
+        );
+    }
+    black_box((x, n));
 }
 
 /// The CPU time this thread has used, in ns: unlike the wall clock, it does
@@ -82,10 +101,93 @@ pub fn sized_for(ns: f64) -> (u64, f64) {
     (iterations, per_call)
 }
 
-/// A benchmark's workload whose every operation costs `spin` iterations more.
+/// The cost a workload's producers add to every operation.
+pub struct Spin {
+    /// Iterations of [`spin`] after each operation.
+    pub iterations: u64,
+    /// Sizing: operations go in blocks alternately without and with the
+    /// spin, each block timed, so that what the spin adds to this very
+    /// operation is measured in place, paired block by block.
+    pub blocks: Option<Arc<Blocks>>,
+}
+
+/// A block without the spin and the block with it that followed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BlockPair {
+    pub without_ns: u64,
+    pub without_ops: u64,
+    pub with_ns: u64,
+    pub with_ops: u64,
+}
+
+impl BlockPair {
+    /// The wall ns an operation took in this pair without and with the
+    /// spin; `None` for a block that made no operation.
+    fn per_op(&self) -> Option<(f64, f64)> {
+        (self.without_ops > 0 && self.with_ops > 0).then(|| {
+            (
+                self.without_ns as f64 / self.without_ops as f64,
+                self.with_ns as f64 / self.with_ops as f64,
+            )
+        })
+    }
+}
+
+/// The timed block pairs of a sizing run, from every producer.
+#[derive(Debug, Default)]
+pub struct Blocks {
+    pairs: Mutex<Vec<BlockPair>>,
+}
+
+/// A block ends once it took this long: the clock's own cost (tens of ns)
+/// is then a ten-thousandth of it, and the few operations after a switch
+/// that the switch itself may slow are a small part of the block's.
+pub const BLOCK_NS: u64 = 200_000;
+
+/// What a sizing run's block pairs say of the spin.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measured {
+    /// Median wall ns of an operation without the spin.
+    pub op_ns: f64,
+    /// Median over pairs of the slowdown the spin made, as a fraction of
+    /// the rate: 1 − (ns an operation without) / (ns an operation with).
+    pub slowdown: f64,
+    pub pairs: usize,
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied()
+}
+
+impl Blocks {
+    pub fn add(&self, pairs: Vec<BlockPair>) {
+        self.pairs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(pairs);
+    }
+
+    /// The medians over the pairs (a preemption slows one block of a pair,
+    /// either one, so the median shrugs it off where a mean would not);
+    /// `None` with no pair.
+    pub fn measured(&self) -> Option<Measured> {
+        let pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
+        let per_op: Vec<(f64, f64)> = pairs.iter().filter_map(BlockPair::per_op).collect();
+        let mut without: Vec<f64> = per_op.iter().map(|p| p.0).collect();
+        let mut slowdown: Vec<f64> = per_op.iter().map(|(a, b)| 1.0 - a / b).collect();
+        Some(Measured {
+            op_ns: median(&mut without)?,
+            slowdown: median(&mut slowdown)?,
+            pairs: per_op.len(),
+        })
+    }
+}
+
+/// A benchmark's workload whose every operation pays `spin`.
 pub struct Injected {
     pub inner: Box<dyn Workload>,
-    pub spin: u64,
+    pub spin: Spin,
 }
 
 impl Workload for Injected {
@@ -105,8 +207,8 @@ impl Workload for Injected {
         self.inner.probe_path()
     }
 
-    fn injected_spin(&self) -> u64 {
-        self.spin
+    fn injected_spin(&self) -> Option<&Spin> {
+        Some(&self.spin)
     }
 
     fn churn(&self) -> Option<(usize, Vec<super::cycles::ChurnCycle>)> {
@@ -153,7 +255,10 @@ mod tests {
             inner: Box::new(Empty {
                 cpu_ns: Arc::clone(&cpu_ns),
             }),
-            spin,
+            spin: Spin {
+                iterations: spin,
+                blocks: None,
+            },
         };
         let run = run_fixed(&injected, &placement, ops, &mut []).unwrap();
         assert_eq!(run.ops, ops);
@@ -174,13 +279,71 @@ mod tests {
         values[values.len() / 2]
     }
 
+    /// An operation of `iterations` of the spin itself: tens of ns, so
+    /// that a sizing block reaches its length within a few thousand.
+    struct Spinning {
+        iterations: u64,
+    }
+
+    impl Workload for Spinning {
+        fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+            ctx.run(|| spin(black_box(self.iterations)));
+            Ok(())
+        }
+    }
+
+    /// What the sizing blocks measure through the runner's loop: an
+    /// operation of 10 iterations, `iterations` more in alternate blocks,
+    /// a million operations at most.
+    fn measured_in_blocks(iterations: u64) -> Measured {
+        let placement = Placement {
+            consumers: vec![],
+            producers: vec![None],
+        };
+        let blocks = Arc::new(Blocks::default());
+        let injected = Injected {
+            inner: Box::new(Spinning { iterations: 10 }),
+            spin: Spin {
+                iterations,
+                blocks: Some(Arc::clone(&blocks)),
+            },
+        };
+        let ops = 1_000_000;
+        let run = run_fixed(&injected, &placement, ops, &mut []).unwrap();
+        assert!(
+            run.ops > 0 && run.ops <= ops,
+            "{} of {ops} operations",
+            run.ops
+        );
+        blocks.measured().expect("no block pair was timed")
+    }
+
+    #[test]
+    fn sizing_blocks_alternate_without_and_with_the_spin() {
+        // 100 iterations after an operation of 10: the median pair's block
+        // with the spin must be several times the slower, however loaded
+        // the machine. A runner that spun in neither block, or in both,
+        // would read near 0, and one that spun in the block without it
+        // would read below 0.
+        let odds = |m: &Measured| m.slowdown / (1.0 - m.slowdown);
+        let short = measured_in_blocks(100);
+        assert!(short.slowdown > 0.5, "{short:?}");
+        // Four times the iterations, about four times the odds (the spin's
+        // ns over the operation's): what sizing scales by. The operation
+        // alone stays what it was.
+        let long = measured_in_blocks(400);
+        let scaled = odds(&long) / odds(&short);
+        assert!((2.0..8.0).contains(&scaled), "{short:?} {long:?}");
+        assert!(long.op_ns < 2.0 * short.op_ns, "{short:?} {long:?}");
+    }
+
     #[test]
     fn the_runner_adds_the_spin_to_every_operation() {
         // Whether the runner pays the spin after each operation, not how
         // closely the spin's cost repeats: that depends on the shared
         // machine (a CI run saw 1.2 where it was 1.0), and `bench calibrate`
-        // measures and prints it on every run ("injected: ... ns per
-        // operation ... (a run with the cost alone)"). A runner that skipped
+        // measures what it adds in the benchmark itself and prints it on
+        // every run ("injected: ... measured 5.2 % at 25 ..."). A runner that skipped
         // the spin would add nothing; one that paid it twice, twice as much.
         // Five interleaved repetitions, CPU time only, the median judged.
         let (spin, claimed) = sized_for(200.0);

@@ -85,10 +85,10 @@ pub trait Workload: Sync {
         None
     }
 
-    /// Iterations of [`inject::spin`] each operation pays on top of its own
-    /// cost: 0 but under `bench calibrate` (see [`inject::Injected`]).
-    fn injected_spin(&self) -> u64 {
-        0
+    /// The busy loop each operation pays on top of its own cost: none but
+    /// under `bench calibrate` (see [`inject::Injected`]).
+    fn injected_spin(&self) -> Option<&inject::Spin> {
+        None
     }
 
     /// For an attach benchmark, what its cycles attach: the runner drives
@@ -204,9 +204,8 @@ pub struct ProducerCtx<'a> {
     counter: &'a OpCounter,
     /// Fixed-work mode: how many times this producer runs its operation.
     quota: Option<u64>,
-    /// Iterations of [`inject::spin`] after each operation (see
-    /// [`Workload::injected_spin`]).
-    spin: u64,
+    /// The busy loop after each operation (see [`Workload::injected_spin`]).
+    spin: Option<&'a inject::Spin>,
     started: Cell<bool>,
     finished: Cell<bool>,
 }
@@ -219,11 +218,23 @@ impl ProducerCtx<'_> {
     #[inline(always)]
     pub fn run(&self, mut op: impl FnMut()) {
         // The injected cost, decided once: the loop without it is unchanged.
-        if self.spin > 0 {
-            let spin = self.spin;
+        if let Some(spin) = self.spin {
+            let iterations = spin.iterations;
+            if let Some(blocks) = &spin.blocks {
+                // Infallible: the operation returns nothing to fail with.
+                let _ = self.run_alternating(
+                    || {
+                        op();
+                        Ok(1)
+                    },
+                    iterations,
+                    blocks,
+                );
+                return;
+            }
             return self.run_plain(move || {
                 op();
-                inject::spin(spin);
+                inject::spin(iterations);
             });
         }
         if let Some(recorder) = self.shared.latency.as_deref() {
@@ -271,11 +282,14 @@ impl ProducerCtx<'_> {
     #[inline(always)]
     pub fn try_run(&self, mut op: impl FnMut() -> Result<u64>) -> Result<()> {
         // The injected cost, decided once: the loop without it is unchanged.
-        if self.spin > 0 {
-            let spin = self.spin;
+        if let Some(spin) = self.spin {
+            let iterations = spin.iterations;
+            if let Some(blocks) = &spin.blocks {
+                return self.run_alternating(op, iterations, blocks);
+            }
             return self.try_run_plain(move || {
                 let n = op()?;
-                inject::spin(spin.saturating_mul(n));
+                inject::spin(iterations.saturating_mul(n));
                 Ok(n)
             });
         }
@@ -302,6 +316,67 @@ impl ProducerCtx<'_> {
             calls += 1;
             self.counter.ops.store(done, Relaxed);
         };
+        self.counter.calls.store(calls, Relaxed);
+        self.finish();
+        result
+    }
+
+    /// Sizing the injected cost: blocks of calls alternately without and
+    /// with `iterations` of the spin an operation, each block timed into
+    /// `blocks`. A block grows until it takes [`inject::BLOCK_NS`], so that
+    /// the clock costs next to nothing beside it; the pairs before that are
+    /// not kept. Runs until the stop (or the quota).
+    fn run_alternating(
+        &self,
+        mut op: impl FnMut() -> Result<u64>,
+        iterations: u64,
+        blocks: &inject::Blocks,
+    ) -> Result<()> {
+        self.start();
+        let quota = self.quota.unwrap_or(u64::MAX);
+        let (mut calls, mut done) = (0u64, 0u64);
+        let mut block = 1u64;
+        let mut pairs = Vec::new();
+        let mut timed = |spin: bool, block: u64, calls: &mut u64| -> Result<(u64, u64)> {
+            let start = Instant::now();
+            let mut ops = 0;
+            for _ in 0..block {
+                let n = op()?;
+                if spin {
+                    inject::spin(iterations.saturating_mul(n));
+                }
+                ops += n;
+            }
+            *calls += block;
+            Ok((nanos(start.elapsed()), ops))
+        };
+        let result = loop {
+            if calls.saturating_add(2 * block) > quota || self.shared.stop.is_set() {
+                break Ok(());
+            }
+            let pair = timed(false, block, &mut calls).and_then(|(without_ns, without_ops)| {
+                let (with_ns, with_ops) = timed(true, block, &mut calls)?;
+                Ok(inject::BlockPair {
+                    without_ns,
+                    without_ops,
+                    with_ns,
+                    with_ops,
+                })
+            });
+            match pair {
+                Ok(pair) => {
+                    done += pair.without_ops + pair.with_ops;
+                    if pair.without_ns < inject::BLOCK_NS && block < 1 << 20 {
+                        block *= 2;
+                    } else {
+                        pairs.push(pair);
+                    }
+                }
+                Err(err) => break Err(err),
+            }
+            self.counter.ops.store(done, Relaxed);
+        };
+        blocks.add(pairs);
         self.counter.calls.store(calls, Relaxed);
         self.finish();
         result
