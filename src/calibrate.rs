@@ -85,6 +85,8 @@ fn effect(text: &str) -> std::result::Result<f64, String> {
 /// Sizing runs: each after the first is sized from those before it, and
 /// the loop from all (one run's slowdown varies by several % of itself).
 const SIZING_RUNS: usize = 3;
+/// How much a sizing step may grow the loop at once.
+const MAX_GROWTH: u64 = 4;
 /// Rounds run even when the budget is short: fewer give no spread.
 const MIN_ROUNDS: usize = 3;
 /// The power a recommendation is made for: 80 % would miss one change in five.
@@ -148,7 +150,11 @@ impl Sizing {
             return None;
         }
         let target_odds = target_pct / (100.0 - target_pct);
-        let iterations = (target_odds / per_iteration).round().max(1.0) as u64;
+        // Runs near the noise can say an iteration adds next to nothing: no
+        // more than four times the last run's iterations, so that a loop
+        // sized from them stays within what was measured.
+        let most = runs.last()?.iterations.saturating_mul(MAX_GROWTH) as f64;
+        let iterations = (target_odds / per_iteration).round().clamp(1.0, most) as u64;
         let odds = per_iteration * iterations as f64;
         Some(Sizing {
             iterations,
@@ -247,6 +253,7 @@ fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup
         console.line(&lines::sizing(bench.name()));
     }
     let first = timed(bench, &config, &placement, &metric, None)?;
+    stopped_while("sizing the injected cost")?;
     let rate = mean_sd(&first).mean;
     if rate <= 0.0 {
         return Err(Error::runtime(format!(
@@ -325,13 +332,15 @@ fn size_in_place(
     };
     let mut iterations = guess;
     let mut runs: Vec<SizingRun> = Vec::new();
-    while runs.len() < SIZING_RUNS && interrupt::received().is_none() {
+    while runs.len() < SIZING_RUNS {
         let blocks = Arc::new(Blocks::default());
         let spin = Spin {
             iterations,
             blocks: Some(Arc::clone(&blocks)),
         };
         timed(bench, &config, placement, &bench.metric(), Some(spin))?;
+        // A run cut short by a signal is not one to size from.
+        stopped_while("sizing the injected cost")?;
         let measured = blocks.measured().ok_or_else(|| {
             Error::runtime(format!(
                 "the injected loop could not be sized: no block of {}'s operations was timed",
@@ -347,7 +356,8 @@ fn size_in_place(
         iterations = Sizing::from_runs(runs.clone(), target_pct)
             .ok_or_else(|| {
                 Error::runtime(format!(
-                    "the injected loop made {} no slower ({} timed block pairs): it cannot be sized",
+                    "the injected loop made no measurable slowdown of {} ({} timed block pairs): it \
+                     cannot be sized",
                     bench.name(),
                     measured.pairs
                 ))
@@ -355,7 +365,22 @@ fn size_in_place(
             .iterations;
     }
     Sizing::from_runs(runs, target_pct)
-        .ok_or_else(|| Error::runtime("interrupted before the injected loop was sized"))
+        .ok_or_else(|| Error::runtime("the injected loop could not be sized"))
+}
+
+/// A signal before the rounds: nothing is measured yet, and the exit code
+/// says which signal.
+fn stopped_while(what: &str) -> Result<()> {
+    match interrupt::received() {
+        Some(signal) => Err(Error::Interrupted {
+            message: format!(
+                "interrupted by {} while {what}: nothing measured",
+                interrupt::signal_name(signal)
+            ),
+            code: interrupt::exit_code(signal),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// One run of `bench` (with `spin` after each operation): its measured
@@ -670,7 +695,12 @@ mod tests {
         // Runs that disagree are averaged: 1.8 and 2.2 ns an iteration.
         let runs = vec![sizing_run(25, 45.0 / 1045.0), sizing_run(25, 55.0 / 1055.0)];
         assert_eq!(Sizing::from_runs(runs, 5.0).unwrap().iterations, 26);
-        // A loop that slowed nothing cannot be sized.
+        // A run that says an iteration adds next to nothing grows the loop
+        // four times at the most.
+        let runs = vec![sizing_run(10, 0.0001)];
+        assert_eq!(Sizing::from_runs(runs, 5.0).unwrap().iterations, 40);
+        // A loop that slowed nothing cannot be sized, nor can no run.
+        assert!(Sizing::from_runs(vec![], 5.0).is_none());
         assert!(Sizing::from_runs(vec![sizing_run(25, 0.0)], 5.0).is_none());
         assert!(Sizing::from_runs(vec![sizing_run(25, -0.01)], 5.0).is_none());
     }

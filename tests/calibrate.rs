@@ -5,6 +5,8 @@ mod common;
 
 use common::*;
 
+use std::time::Duration;
+
 #[test]
 fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
     let _lock = probe_lock();
@@ -14,17 +16,16 @@ fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
     // Sized in the benchmark itself: three sizing runs, each named with
     // the slowdown it measured at its iterations.
     let sizing = injected.split(" measured ").nth(1).unwrap_or_default();
-    assert_eq!(sizing.matches(" % at ").count(), 3, "{injected}");
-    // Iterations are whole: the slowdown they make misses the target by at
-    // most half an iteration's, and one iteration of a getpgid's ~100 ns is
-    // a few ns.
-    let expected: f64 = injected
-        .split("expected ")
-        .nth(1)
-        .and_then(|t| t.split(' ').next())
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_else(|| panic!("no expected slowdown in {injected}"));
-    assert!((2.5..=7.5).contains(&expected), "{injected}");
+    let measured: Vec<f64> = sizing
+        .split(", ")
+        .filter_map(|run| run.split(" % at ").next()?.parse().ok())
+        .collect();
+    assert_eq!(measured.len(), 3, "{injected}");
+    // The last run's loop was sized from the two before to make a getpgid
+    // 5 % slower, in iterations of under a ns against hundreds: it reads
+    // near 5 (one run's figure varies by a third of itself here), and a
+    // loop the runner did not pay, 0.
+    assert!((1.0..=12.0).contains(&measured[2]), "{injected}");
     assert!(injected.ends_with("% slower (target 5 %)"), "{injected}");
     // The budget bounds the rounds, not a clock: three rounds of three
     // 2-second runs are past 10 s on any machine, and three is the least
@@ -92,4 +93,20 @@ fn an_operation_too_short_to_slow_by_the_effect_is_unsupported() {
     let out = bench("calibrate -w0 -d1 trig-usermode-count");
     common::assert_one_clear_line(&out, 4, "too short to be made 5 % slower");
     assert!(out.stderr.starts_with("unsupported: "), "{}", out.stderr);
+}
+
+#[test]
+fn ctrl_c_while_sizing_says_nothing_was_measured_and_leaves_nothing_attached() {
+    let _lock = probe_lock();
+    let mut child = spawn_line("calibrate trig-uprobe-nop");
+    // Printed just before the first run, which sizing takes seconds after.
+    let seen = read_until(&mut child, "Sizing the injected cost", 1, false);
+    send_signal(&child, libc::SIGINT);
+    let out = finish_child(child, Duration::from_secs(30), seen);
+    assert_one_clear_line(
+        &out,
+        130,
+        "interrupted by SIGINT while sizing the injected cost: nothing measured",
+    );
+    assert_nothing_left();
 }

@@ -5,7 +5,7 @@ use crate::stats::Change;
 
 /// Before the first run, which sizes the injected cost.
 pub fn sizing(bench: &str) -> String {
-    format!("Sizing the injected cost from a first run of {bench}...")
+    format!("Sizing the injected cost in {bench} itself...")
 }
 
 /// `injected: 26 loop iterations ...`: the loop, what each sizing run

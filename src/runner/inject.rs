@@ -9,8 +9,9 @@ use super::{ConsumerCtx, Counts, ProducerCtx, Workload};
 use crate::error::Result;
 
 /// Burns `iterations` rounds of two dependent multiplies, in registers:
-/// each waits for the one before, so a round takes their latency whatever
-/// the code around it does. A loop through memory (a value stored and loaded
+/// within a call each waits for the one before, so a round takes their
+/// latency (calls back to back may still overlap, which is why the cost is
+/// sized in the benchmark itself). A loop through memory (a value stored and loaded
 /// back) was not steady: the CPU sometimes renames the store away, and its
 /// cost per round doubled or halved from one run to the next.
 #[inline(never)]
@@ -139,9 +140,11 @@ pub struct Blocks {
     pairs: Mutex<Vec<BlockPair>>,
 }
 
-/// A block ends once it took this long: the clock's own cost (tens of ns)
-/// is then a ten-thousandth of it, and the few operations after a switch
-/// that the switch itself may slow are a small part of the block's.
+/// Blocks double in calls until one without the spin takes this long
+/// (200–400 µs, then): the clock's own cost (tens of ns) is a
+/// ten-thousandth of it, and the few operations after a switch that the
+/// switch itself may slow are a small part of the block's. Pairs of
+/// shorter blocks are not kept.
 pub const BLOCK_NS: u64 = 200_000;
 
 /// What a sizing run's block pairs say of the spin.

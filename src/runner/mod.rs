@@ -214,7 +214,8 @@ impl ProducerCtx<'_> {
     /// Runs `op` until told to stop (or `quota` times), counting one
     /// operation per call. Calls go in bursts of [`BURST`] between looks at
     /// the stop flag and updates of the counter, so that the harness adds next
-    /// to nothing to even the cheapest operation.
+    /// to nothing to even the cheapest operation. (Sizing `bench calibrate`'s
+    /// injected spin, it runs timed blocks instead: [`Self::run_alternating`].)
     #[inline(always)]
     pub fn run(&self, mut op: impl FnMut()) {
         // The injected cost, decided once: the loop without it is unchanged.
