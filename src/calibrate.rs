@@ -21,7 +21,7 @@ use crate::interrupt;
 use crate::report::calibrate as lines;
 use crate::report::console::Console;
 use crate::runner::affinity::{self, Affinity, Placement};
-use crate::runner::inject::{self, Blocks, Injected, Spin};
+use crate::runner::inject::{self, Blocks, Injected, Measured, Spin};
 use crate::runner::phases::Timing;
 use crate::runner::{self, Workload};
 use crate::stats::{self, mean_sd, Change, Verdict};
@@ -107,7 +107,6 @@ struct Setup {
 #[derive(Clone, Debug)]
 pub struct Injection {
     pub target_pct: f64,
-    pub iterations: u64,
     /// The loop's CPU time, from timing it alone.
     pub cpu_ns: f64,
     pub sizing: Sizing,
@@ -127,11 +126,7 @@ pub struct Sizing {
 #[derive(Clone, Copy, Debug)]
 pub struct SizingRun {
     pub iterations: u64,
-    /// As a fraction of the rate.
-    pub slowdown: f64,
-    /// Median wall ns of an operation without the loop.
-    pub op_ns: f64,
-    pub pairs: usize,
+    pub measured: Measured,
 }
 
 impl Sizing {
@@ -143,7 +138,10 @@ impl Sizing {
     pub fn from_runs(runs: Vec<SizingRun>, target_pct: f64) -> Option<Sizing> {
         let per_iteration = runs
             .iter()
-            .map(|r| r.slowdown / (1.0 - r.slowdown) / r.iterations as f64)
+            .map(|r| {
+                let s = r.measured.slowdown;
+                s / (1.0 - s) / r.iterations as f64
+            })
             .sum::<f64>()
             / runs.len() as f64;
         if !(per_iteration > 0.0 && per_iteration.is_finite()) {
@@ -281,7 +279,6 @@ fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup
         placement,
         injection: Injection {
             target_pct: args.effect,
-            iterations: sizing.iterations,
             cpu_ns: sizing.iterations as f64 * cpu_ns / guess as f64,
             sizing,
         },
@@ -330,9 +327,13 @@ fn size_in_place(
         duration_secs: 2,
         ..config.clone()
     };
-    let mut iterations = guess;
-    let mut runs: Vec<SizingRun> = Vec::new();
-    while runs.len() < SIZING_RUNS {
+    let mut sizing = Sizing {
+        iterations: guess,
+        expected_pct: 0.0,
+        runs: Vec::new(),
+    };
+    for _ in 0..SIZING_RUNS {
+        let iterations = sizing.iterations;
         let blocks = Arc::new(Blocks::default());
         let spin = Spin {
             iterations,
@@ -347,25 +348,21 @@ fn size_in_place(
                 bench.name()
             ))
         })?;
+        let mut runs = std::mem::take(&mut sizing.runs);
         runs.push(SizingRun {
             iterations,
-            slowdown: measured.slowdown,
-            op_ns: measured.op_ns,
-            pairs: measured.pairs,
+            measured,
         });
-        iterations = Sizing::from_runs(runs.clone(), target_pct)
-            .ok_or_else(|| {
-                Error::runtime(format!(
-                    "the injected loop made no measurable slowdown of {} ({} timed block pairs): it \
-                     cannot be sized",
-                    bench.name(),
-                    measured.pairs
-                ))
-            })?
-            .iterations;
+        sizing = Sizing::from_runs(runs, target_pct).ok_or_else(|| {
+            Error::runtime(format!(
+                "the injected loop made no measurable slowdown of {} ({} timed block pairs): it \
+                 cannot be sized",
+                bench.name(),
+                measured.pairs
+            ))
+        })?;
     }
-    Sizing::from_runs(runs, target_pct)
-        .ok_or_else(|| Error::runtime("the injected loop could not be sized"))
+    Ok(sizing)
 }
 
 /// A signal before the rounds: nothing is measured yet, and the exit code
@@ -422,7 +419,7 @@ fn round(setup: &Setup, index: usize) -> Result<Round> {
             break;
         }
         let spin = (arm == Arm::Slowed).then_some(Spin {
-            iterations: setup.injection.iterations,
+            iterations: setup.injection.sizing.iterations,
             blocks: None,
         });
         let seconds = timed(
@@ -674,9 +671,11 @@ mod tests {
     fn sizing_run(iterations: u64, slowdown: f64) -> SizingRun {
         SizingRun {
             iterations,
-            slowdown,
-            op_ns: 1000.0,
-            pairs: 100,
+            measured: Measured {
+                op_ns: 1000.0,
+                slowdown,
+                pairs: 100,
+            },
         }
     }
 

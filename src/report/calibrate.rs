@@ -15,15 +15,15 @@ pub fn injection(i: &Injection) -> String {
         .sizing
         .runs
         .iter()
-        .map(|r| format!("{:.1} % at {}", r.slowdown * 100.0, r.iterations))
+        .map(|r| format!("{:.1} % at {}", r.measured.slowdown * 100.0, r.iterations))
         .collect();
-    let op_ns = i.sizing.runs.last().map_or(0.0, |r| r.op_ns);
-    let pairs: usize = i.sizing.runs.iter().map(|r| r.pairs).sum();
+    let op_ns = i.sizing.runs.last().map_or(0.0, |r| r.measured.op_ns);
+    let pairs: usize = i.sizing.runs.iter().map(|r| r.measured.pairs).sum();
     format!(
         "injected: {} loop iterations after each operation ({:.1} ns of CPU timed alone); in the \
          benchmark itself ({:.0} ns an operation), {} timed block pairs without and with it \
          measured {} iterations: expected {:.1} % slower (target {} %)",
-        i.iterations,
+        i.sizing.iterations,
         i.cpu_ns,
         op_ns,
         pairs,

@@ -351,32 +351,26 @@ impl ProducerCtx<'_> {
             *calls += block;
             Ok((nanos(start.elapsed()), ops))
         };
-        let result = loop {
-            if calls.saturating_add(2 * block) > quota || self.shared.stop.is_set() {
-                break Ok(());
-            }
-            let pair = timed(false, block, &mut calls).and_then(|(without_ns, without_ops)| {
+        let mut pair_up = || -> Result<()> {
+            while calls.saturating_add(2 * block) <= quota && !self.shared.stop.is_set() {
+                let (without_ns, without_ops) = timed(false, block, &mut calls)?;
                 let (with_ns, with_ops) = timed(true, block, &mut calls)?;
-                Ok(inject::BlockPair {
-                    without_ns,
-                    without_ops,
-                    with_ns,
-                    with_ops,
-                })
-            });
-            match pair {
-                Ok(pair) => {
-                    done += pair.without_ops + pair.with_ops;
-                    if pair.without_ns < inject::BLOCK_NS && block < 1 << 20 {
-                        block *= 2;
-                    } else {
-                        pairs.push(pair);
-                    }
+                done += without_ops + with_ops;
+                self.counter.ops.store(done, Relaxed);
+                if without_ns < inject::BLOCK_NS && block < 1 << 20 {
+                    block *= 2;
+                } else {
+                    pairs.push(inject::BlockPair {
+                        without_ns,
+                        without_ops,
+                        with_ns,
+                        with_ops,
+                    });
                 }
-                Err(err) => break Err(err),
             }
-            self.counter.ops.store(done, Relaxed);
+            Ok(())
         };
+        let result = pair_up();
         blocks.add(pairs);
         self.counter.calls.store(calls, Relaxed);
         self.finish();
