@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 source scripts/cargo-env.sh
 scripts/install-deps.sh
-exec cargo test --release --test soak -- --ignored --nocapture
+exec cargo test --release --test host soak:: -- --ignored --nocapture

@@ -1,9 +1,7 @@
 //! In-kernel triggers, USDT probes and `--probe`, for real.
 
-mod common;
-
+use crate::common::*;
 use bench::kernel::{config, ConfigOption};
-use common::*;
 
 const UNSUPPORTED: i32 = 4;
 const TRACING_REFUSED: &str = "tracing programs are refused (EPERM: lockdown or an LSM)";

@@ -1,10 +1,8 @@
 //! Bad input through the built binary: one sentence, a documented exit code.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 const USAGE: i32 = 2;
 const PERMISSION: i32 = 3;

@@ -2,8 +2,6 @@
 //! temporary file cannot be planted; an unwritable path is refused before
 //! set-up; `-` is stdout for --csv as for --json; one path is one output.
 
-mod common;
-
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
@@ -11,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const RUN: [&str; 4] = ["-q", "-w0", "-d1", "trig-syscall-count"];

@@ -3,12 +3,10 @@
 //! dropped, each exactly once; the count body's loaded program keeps nothing
 //! of the others; the cost table; the refusals. Run as root.
 
-mod common;
-
 use std::collections::HashSet;
 
+use crate::common::*;
 use bench::config::{Body, RunConfig};
-use common::*;
 use libbpf_rs::query::{ProgInfoIter, ProgInfoQueryOptions};
 
 /// The bodies that run without consumers.

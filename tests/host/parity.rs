@@ -2,9 +2,7 @@
 //! path, -s/--stacktrace, --pid-filter, the -all variants, the perf uprobe
 //! collection, and the baselines doing upstream's work.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// The probe path a fixed run records in its JSON.
 fn probe_path(bench: &str) -> Option<String> {

@@ -2,14 +2,12 @@
 //! fails, run_in_vm.sh's argument checks before any set-up, arguments a
 //! script does not take, and the Markdown table of runs of one benchmark.
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

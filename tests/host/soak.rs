@@ -1,14 +1,12 @@
 //! The soak test: a two-minute run keeps its memory flat and its per-second
 //! output steady. Not part of the default suite; run it with
-//! `sudo scripts/soak.sh` (or `cargo test --release --test soak -- --ignored`).
-
-mod common;
+//! `sudo scripts/soak.sh` (or `cargo test --release --test host soak:: -- --ignored`).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

@@ -1,16 +1,14 @@
 //! Results you can keep, compare, sweep and plot: JSON against its documented
 //! schema, CSV, atomic writes, compare verdicts and exit codes, sweeps and plots.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::common::*;
 use bench::results::ResultFile;
 use bench::stats::Over;
-use common::*;
 use serde_json::Value;
 
 /// Every way `value` breaks docs/result-schema.json, by a full JSON Schema

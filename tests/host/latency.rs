@@ -2,14 +2,12 @@
 //! percentiles reproducible from the kept histogram, refusals with a reason,
 //! and Ctrl-C keeping what was measured. Real probes, real BPF.
 
-mod common;
-
 use std::fs;
 use std::time::Duration;
 
+use crate::common::*;
 use bench::latency::{percentile_of_buckets, LatencyRecord, PERCENTILES};
 use bench::results::ResultFile;
-use common::*;
 
 /// The figures of the `Latency per ...` line, in order, p50 to max.
 fn printed_percentiles(stdout: &str) -> Vec<(String, u64)> {

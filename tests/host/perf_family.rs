@@ -1,11 +1,9 @@
 //! The syscall and hardware-breakpoint benchmarks, for real.
 
-mod common;
-
 use std::sync::mpsc;
 
+use crate::common::*;
 use bench::benches::breakpoint::Breakpoints;
-use common::*;
 
 /// The value of a `perf bench` figure line such as ` 0.077906 usecs/op`.
 fn figure(stdout: &str, unit: &str) -> f64 {

@@ -2,8 +2,6 @@
 //! kernel runner's C loop does, not through the GOT and a register: a
 //! baseline people subtract must cost what upstream's costs.
 
-mod common;
-
 use object::{Object, ObjectSection, ObjectSymbol};
 
 /// The direct calls (`e8 rel32`) to `target` in the bytes of every function
@@ -39,7 +37,7 @@ fn direct_calls(binary: &[u8], name_parts: &[&str], target: &str) -> (usize, usi
 
 #[test]
 fn the_usermode_loops_call_the_target_directly() {
-    let binary = std::fs::read(common::bench_bin()).unwrap();
+    let binary = std::fs::read(crate::common::bench_bin()).unwrap();
     // trig-usermode-count and trig-usermode-nocount: Counted's producer.
     let (functions, calls) = direct_calls(
         &binary,

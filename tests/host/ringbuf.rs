@@ -2,11 +2,9 @@
 //! process's own getpgid() calls, drained by consumer threads, counted exactly.
 //! Run as root.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 const VARIANTS: [&str; 4] = ["rb-libbpf", "rb-custom", "pb-libbpf", "pb-custom"];
 

@@ -3,18 +3,16 @@
 //! Every test holds the probe lock: they time signals against a run, and a
 //! run hogging the CPUs next to them would shift that timing.
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::common::*;
 use bench::benches;
 use bench::results::ResultFile;
 use bench::runner::{self, affinity, ProducerCtx, Workload};
-use common::*;
 
 /// Waits for the child (at most 20 s) and collects what it printed.
 fn finish(child: Child) -> Output {

@@ -1,9 +1,7 @@
 //! `bench calibrate`, for real: rounds of the benchmark, the benchmark again
 //! and the benchmark with an injected cost, and what they say.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 use std::time::Duration;
 
@@ -80,7 +78,7 @@ fn calibrate_refuses_what_it_cannot_do_in_one_sentence() {
         ",
     ) {
         let out = bench(args);
-        common::assert_one_clear_line(&out, 2, needle);
+        crate::common::assert_one_clear_line(&out, 2, needle);
     }
 }
 
@@ -91,7 +89,7 @@ fn an_operation_too_short_to_slow_by_the_effect_is_unsupported() {
     // for something else.
     let _lock = probe_lock();
     let out = bench("calibrate -w0 -d1 trig-usermode-count");
-    common::assert_one_clear_line(&out, 4, "too short to be made 5 % slower");
+    crate::common::assert_one_clear_line(&out, 4, "too short to be made 5 % slower");
     assert!(out.stderr.starts_with("unsupported: "), "{}", out.stderr);
 }
 

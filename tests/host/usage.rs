@@ -3,12 +3,10 @@
 //! past their limits, `compare` as a subcommand, `--probe BENCH...` and its
 //! JSON, a full stdout, and the generated completions and man page.
 
-mod common;
-
 use std::fs::{self, File};
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const USAGE: i32 = 2;

@@ -3,12 +3,10 @@
 //! come out on stdout and in the JSON. The timed ones take the probe lock: two
 //! at once on two CPUs would skew each other's rates.
 
-mod common;
-
 use std::fs;
 
+use crate::common::*;
 use bench::results::ResultFile;
-use common::*;
 
 /// What `cut -d'(' -f1 | cut -d' ' -f3-` leaves of a line.
 fn kernel_cut(line: &str) -> String {
@@ -239,7 +237,7 @@ fn runs_refuse_what_they_cannot_combine_with() {
         ",
     ) {
         let out = bench(args);
-        common::assert_one_clear_line(&out, 2, needle);
+        crate::common::assert_one_clear_line(&out, 2, needle);
     }
 }
 
@@ -361,6 +359,6 @@ fn until_decided_stops_when_the_change_is_decided_and_says_why() {
         --until-decided 5 --runs 3 trig-syscall-count trig-usermode-count | cannot be used with
         ",
     ) {
-        common::assert_one_clear_line(&bench(args), 2, needle);
+        crate::common::assert_one_clear_line(&bench(args), 2, needle);
     }
 }

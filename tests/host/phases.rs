@@ -4,13 +4,11 @@
 //! closing table of several benchmarks is printed after one round, and the
 //! options of a run are refused where no run happens.
 
-mod common;
-
 use std::process::Child;
 use std::time::Duration;
 
+use crate::common::*;
 use bench::results::ResultFile;
-use common::*;
 
 /// Sends SIGINT, waits for the child (at most 30 s) and collects its output;
 /// `stdout` holds what was read of stdout before.

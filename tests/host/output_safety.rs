@@ -9,8 +9,6 @@
 //! that run a benchmark hold the probe lock: runs load BPF programs, and
 //! other tests count what is loaded.
 
-mod common;
-
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -19,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const RUN: [&str; 4] = ["-q", "-w0", "-d1", "trig-syscall-count"];

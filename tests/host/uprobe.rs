@@ -1,12 +1,10 @@
 //! The uprobe family, for real: load, attach, count, detach.
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::FileExt;
 
+use crate::common::*;
 use bench::targets::{uprobe_offset, Target};
-use common::*;
 
 const PROBED: [&str; 16] = [
     "trig-uprobe-nop",

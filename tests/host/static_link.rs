@@ -1,13 +1,11 @@
 //! One file to copy: the built binary needs nothing but the C library, so it
 //! runs on a test machine or VM image that has none of the build's packages.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// What the C toolchain itself brings; every other library must be linked in.
 const C_LIBRARY: [&str; 6] = [

@@ -3,15 +3,13 @@
 //! of one benchmark, a large change that is not significant, and the rate each
 //! benchmark is ranked by.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::common::*;
 use bench::results::ResultFile;
 use bench::stats::{summarize, Sample};
-use common::*;
 
 /// A real result file to start from (context, tool, options), made once.
 fn template() -> ResultFile {

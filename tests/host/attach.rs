@@ -2,14 +2,12 @@
 //! probes, sees each fire exactly once and detaches them, at N=1 and a larger
 //! N; the refused ones say why; an interrupt at any step detaches everything.
 
-mod common;
-
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use bench::kernel::{config, ConfigOption};
 use bench::results::ResultFile;
-use common::*;
 
 const UNSUPPORTED: i32 = 4;
 

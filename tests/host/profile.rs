@@ -1,14 +1,12 @@
 //! `--profile` for real: the sampler attached to this kernel's cpu-clock
 //! events, the stacks it finds, the breakdown, the files and a clean exit.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// The stage table of a breakdown (JSON) as (stage, share %) pairs.

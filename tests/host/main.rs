@@ -1,0 +1,34 @@
+//! The host's integration tests, one binary (one link of the static
+//! library, not one per file): each module is one area of the tool, run for
+//! real as root. Tests that load BPF or time a run hold the probe lock
+//! (`common::probe_lock`), which spans processes; the rest run beside them.
+//! The VM tests are their own binary (`tests/vm.rs`): the test command runs
+//! them beside these.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod attach;
+mod baseline_code;
+mod bodies;
+mod calibrate;
+mod cli;
+mod cli_props;
+mod compare_reports;
+mod latency;
+mod output_safety;
+mod outputs;
+mod parity;
+mod perf_family;
+mod phases;
+mod profile;
+mod results;
+mod ringbuf;
+mod robustness;
+mod runs;
+mod scripts;
+mod soak;
+mod static_link;
+mod trigger;
+mod uprobe;
+mod usage;
