@@ -25,6 +25,9 @@
 #                          repository, say) rather than bench's arguments
 #   --verbose              show the guest kernel's console on stderr (its
 #                          messages: an oops or a panic that ends the guest)
+#   --prepare              set up only (packages, virtme-ng, the kernel, the
+#                          KVM check) and boot nothing: the test command warms
+#                          the cache with it while it builds
 #
 # Inside the guest BENCH_VM is kvm or tcg; bench records it in the results'
 # context and marks every summary of a TCG run as emulated: emulated times
@@ -41,7 +44,7 @@ root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 cache=${BENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bench-vm}
 virtme_ng_version=1.42
 
-kernel= accel=auto cpus= memory=2G timeout= exec_mode=0 verbose=0
+kernel= accel=auto cpus= memory=2G timeout= exec_mode=0 verbose=0 prepare=0
 die() {
 	echo "run_in_vm: $1" >&2
 	exit "${2:-1}"
@@ -58,6 +61,7 @@ while (($#)); do
 	--timeout) need_value "$@"; timeout=$2; shift ;;
 	--exec) exec_mode=1 ;;
 	--verbose) verbose=1 ;;
+	--prepare) prepare=1 ;;
 	--) shift; break ;;
 	-h | --help)
 		sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
@@ -84,7 +88,7 @@ if [[ -e $kernel ]]; then
 		die "--kernel $kernel is not a kernel image (no x86 boot header)" 2
 	fi
 fi
-(($#)) || die "nothing to run: give bench's arguments after --" 2
+(($#)) || ((prepare)) || die "nothing to run: give bench's arguments after --" 2
 ((EUID == 0)) || die "run it as root (sudo): it installs packages and boots a VM whose bench loads BPF" 3
 
 mkdir -p "$cache"
@@ -222,6 +226,10 @@ auto) if kvm_works; then accel=kvm; else accel=tcg; fi ;;
 kvm) [[ -w /dev/kvm ]] || die "--accel kvm: /dev/kvm is missing or not writable" ;;
 esac
 [[ $accel == tcg ]] && vng_args+=(--disable-kvm)
+if ((prepare)); then
+	log "ready: ${KIMG} with ${accel^^}"
+	exit 0
+fi
 ((verbose)) && vng_args+=(--verbose)
 
 # Set-up done: let another run set up while this one boots.

@@ -2,11 +2,82 @@
 # The whole test suite, as CI runs it: installs the build's system packages when
 # missing, checks formatting and lints, then runs every test. Run as root: the
 # tests load BPF programs and attach probes for real.
+#
+# The order is set by the long poles on a fresh 2-CPU machine: the VMs' set-up
+# (packages, virtme-ng, two Debian kernels) downloads while the code builds,
+# and the VM tests (two emulated guests, minutes of wall time) run beside the
+# lints and the host tests. Their output is printed when they end, after the
+# host tests'. Arguments go to the host tests (a filter, say).
+#
+# Exit code: 0 when everything passed, else the first failure's.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 source scripts/cargo-env.sh
 
+started=$SECONDS
+stage() { echo "test.sh: $1 ($((SECONDS - started)) s)" >&2; }
+
 scripts/install-deps.sh
+logs=$(mktemp -d "${TMPDIR:-/tmp}/bench-test.XXXXXX")
+children=()
+cleanup() {
+	local pid
+	for pid in "${children[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null || true
+	done
+	rm -rf "$logs"
+}
+trap cleanup EXIT
+
+# Each in a process group of its own, so that the trap above ends its qemu too.
+stage "setting the VMs up in the background"
+setsid bash -c 'scripts/run_in_vm.sh --prepare --kernel 6.12 && scripts/run_in_vm.sh --prepare --kernel 6.1' \
+	>"$logs/prepare" 2>&1 </dev/null &
+prepare=$!
+children+=("$prepare")
+
 cargo fmt --all -- --check
+stage "building"
+# Test binaries by path from cargo's own report, so that each can run while
+# cargo builds or lints something else (cargo holds target/ while it works).
+cargo test --release --no-run --lib --bins --tests --message-format=json-render-diagnostics \
+	>"$logs/build.json"
+executable() {
+	jq -r --arg target "$1" --arg kind "$2" \
+		'select(.reason == "compiler-artifact" and .target.name == $target
+			and (.target.kind | index($kind)) and .executable != null) | .executable' \
+		"$logs/build.json" | tail -n1
+}
+lib_tests=$(executable bench lib)
+bin_tests=$(executable bench bin)
+host_tests=$(executable host test)
+vm_tests=$(executable vm test)
+for t in "$lib_tests" "$bin_tests" "$host_tests" "$vm_tests"; do
+	[[ -x $t ]] || { echo "test.sh: a test binary is missing from cargo's report" >&2; exit 1; }
+done
+
+stage "waiting for the VMs' set-up"
+if ! wait "$prepare"; then
+	cat "$logs/prepare" >&2
+	echo "test.sh: the VMs' set-up failed" >&2
+	exit 1
+fi
+stage "VM tests started in the background"
+setsid "$vm_tests" >"$logs/vm" 2>&1 </dev/null &
+vm=$!
+children+=("$vm")
+
+stage "lints"
 cargo clippy --release --all-targets --quiet -- -D warnings
-cargo test --release --quiet "$@"
+stage "unit tests"
+"$lib_tests" --quiet
+"$bin_tests" --quiet
+stage "host tests"
+"$host_tests" --quiet "$@"
+
+stage "waiting for the VM tests"
+rc=0
+wait "$vm" || rc=$?
+cat "$logs/vm"
+((rc == 0)) || { echo "test.sh: the VM tests failed (exit $rc)" >&2; exit "$rc"; }
+stage "all passed"

@@ -1,6 +1,9 @@
 //! `bench --probe`: which benchmarks this kernel can run, found by setting each
 //! one up for real (load and attach) and tearing it down again.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 use crate::benches::{self, Benchmark};
 use crate::bpf;
 use crate::config::{Body, RunConfig};
@@ -60,26 +63,66 @@ pub use crate::results::{
     ProbeFile, ProbeOutcome as Outcome, ProbeStatus as Status, PROBE_SCHEMA as SCHEMA,
 };
 
-/// Tries each of `benches` in turn with `options`; stops early at Ctrl-C.
+/// How many benchmarks are probed at once. Most of a probe's time is the
+/// kernel's release of what it attached (grace periods, which an emulated
+/// guest stretches to seconds), and those waits overlap across threads.
+const PROBE_THREADS: usize = 8;
+
+/// Tries each of `benches` with `options`, in outcome order; stops early at
+/// Ctrl-C (the outcomes then end at the first benchmark not tried). Those
+/// that load no BPF (hardware breakpoints hold a few debug registers, which
+/// two set-ups at once could exhaust) are tried one at a time on this
+/// thread; the rest on up to [`PROBE_THREADS`] threads.
 pub fn probe_each(benches: &[&'static dyn Benchmark], options: ProbeOptions) -> Vec<Outcome> {
-    benches
-        .iter()
-        .take_while(|_| interrupt::received().is_none())
-        .map(|bench| {
-            let (status, reason) = match probe(*bench, options) {
-                Ok(()) => (Status::Ok, None),
-                Err(Error::Unsupported(why)) => (Status::Unsupported, Some(why)),
-                Err(Error::Permission(_)) => (
-                    Status::Permission,
-                    Some(format!("needs root ({})", bench.needs().caps_text())),
-                ),
-                Err(err) => (Status::Error, Some(err.to_string())),
-            };
-            Outcome {
-                name: bench.name(),
-                status,
-                reason,
-            }
-        })
+    let outcomes: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; benches.len()]);
+    let keep = |i: usize, outcome: Outcome| {
+        if let Ok(mut all) = outcomes.lock() {
+            all[i] = Some(outcome);
+        }
+    };
+    let (alone, shared): (Vec<usize>, Vec<usize>) =
+        (0..benches.len()).partition(|&i| !benches[i].needs_bpf());
+    for i in alone {
+        if interrupt::received().is_some() {
+            break;
+        }
+        keep(i, outcome_of(benches[i], options));
+    }
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..PROBE_THREADS.min(shared.len()) {
+            scope.spawn(|| {
+                while interrupt::received().is_none() {
+                    let Some(&i) = shared.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    keep(i, outcome_of(benches[i], options));
+                }
+            });
+        }
+    });
+    outcomes
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .map_while(|outcome| outcome)
         .collect()
+}
+
+/// One benchmark's outcome under `--probe`.
+fn outcome_of(bench: &'static dyn Benchmark, options: ProbeOptions) -> Outcome {
+    let (status, reason) = match probe(bench, options) {
+        Ok(()) => (Status::Ok, None),
+        Err(Error::Unsupported(why)) => (Status::Unsupported, Some(why)),
+        Err(Error::Permission(_)) => (
+            Status::Permission,
+            Some(format!("needs root ({})", bench.needs().caps_text())),
+        ),
+        Err(err) => (Status::Error, Some(err.to_string())),
+    };
+    Outcome {
+        name: bench.name(),
+        status,
+        reason,
+    }
 }

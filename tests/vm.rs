@@ -6,7 +6,7 @@
 //! the missing feature and the release that brought it. Nothing is skipped:
 //! a VM that cannot start fails the test with the script's reason.
 //!
-//! Alone: `sudo cargo test --release --test vm` (see the README for timings).
+//! Alone: `sudo cargo test --release --test vm` (docs/kernels.md has its time).
 
 mod common;
 
@@ -19,8 +19,9 @@ use common::*;
 /// In-kernel triggers: runs of the driver, and triggers per run.
 const TRIGGER_RUNS: u64 = 200;
 const TRIGGER_BATCH: u64 = 50;
-/// Probe benchmarks: calls in all, over two producers.
-const PROBE_CALLS: u64 = 2000;
+/// Probe benchmarks: calls in all, over two producers (few: every hit is
+/// emulated, and a count is as exact at 200 as at 2,000).
+const PROBE_CALLS: u64 = 200;
 
 const TRIGGERS: [&str; 10] = [
     "trig-kernel-count",
@@ -48,10 +49,16 @@ fn multi_uprobe_benches() -> Vec<String> {
     names
 }
 
-/// What the 6.12 VM probes: every benchmark but the single uprobes,
-/// uretprobes and USDT probes, which count exactly on the host kernel
-/// (tests/uprobe.rs, tests/trigger.rs) and cost seconds each to probe under
-/// emulation; the multi variants are probed and run.
+/// What the 6.12 VM probes: every benchmark but
+/// - the single uprobes, uretprobes and USDT probes, which count exactly on
+///   the host kernel (tests/host/uprobe.rs, tests/host/trigger.rs) and cost
+///   seconds each to probe under emulation; the multi variants are probed
+///   and run;
+/// - the -all variants (an empty kprobe-multi program on each of the
+///   kernel's 42,000 attachable functions): not under emulation. Patching
+///   that many live call sites while other emulated CPUs run them killed
+///   2-CPU guests with an int3 oops, and one attach takes 20-90 s of TCG
+///   time; docs/kernels.md has the evidence. They run on real hardware.
 fn probed_on_6_12() -> Vec<String> {
     bench::benches::all()
         .map(|b| b.name().to_string())
@@ -60,44 +67,39 @@ fn probed_on_6_12() -> Vec<String> {
                 .iter()
                 .any(|p| name.starts_with(p))
                 && !name.contains("-multi-");
-            !single
+            !single && !name.ends_with("-all")
         })
         .collect()
 }
 
 /// Runs `script` with bash inside a VM of `kernel`; the bench binary under test
-/// is `$B`. Fails, with everything the script said, when the VM did not run
-/// the script to its end (the script's last line is `== end`). A guest that
-/// dies under emulation (exit 255: the kernel panicked or the emulator
-/// stopped; 2 of about 10 boots of the 6.12 guest here) is booted once more,
-/// and said so; that boot shows the kernel's console, so a second death
-/// fails with the end of it (a panic's trace).
+/// is `$B`. Fails, with everything the script said and the end of the guest's
+/// console (an oops or a panic's trace), when the VM did not run the script
+/// to its end (the script's last line is `== end`). No second boot: a guest
+/// that dies is a failure to explain, not to retry (docs/kernels.md says why
+/// the -all variants, which killed emulated guests, are not run here).
 fn in_vm(kernel: &str, cpus: &str, script: &str) -> String {
     let root = env!("CARGO_MANIFEST_DIR");
     let script = format!("B={}\n{script}\necho '== end'\n", bench_bin().display());
-    // The console is emulated serial output that slows the boot: only on a retry.
-    // The timeout only guards against a hung guest: two emulated guests side
-    // by side on 2 CPUs take 4-7 minutes here, a slower machine longer.
-    let boot = |console: bool| {
-        let mut cmd = Command::new(Path::new(root).join("scripts/run_in_vm.sh"));
-        cmd.current_dir(root)
-            .args(["--kernel", kernel, "--cpus", cpus, "--timeout", "1500"])
-            .args(console.then_some("--verbose"))
-            .args(["--exec", "--", "sh", "-c", &script]);
-        run_cmd(cmd)
-    };
-    let finished = |out: &Output| out.code == 0 && out.stdout.lines().last() == Some("== end");
-    let mut out = boot(false);
-    if out.code == 255 && !finished(&out) {
-        eprintln!(
-            "the guest of {kernel} died (exit 255) after:\n{}\nbooting it once more",
-            out.stdout
-        );
-        out = boot(true);
-    }
+    // The timeout only guards against a hung guest: two emulated guests beside
+    // the host tests on 2 CPUs take 3-5 minutes here, a slower machine longer.
+    let mut cmd = Command::new(Path::new(root).join("scripts/run_in_vm.sh"));
+    cmd.current_dir(root)
+        .args([
+            "--kernel",
+            kernel,
+            "--cpus",
+            cpus,
+            "--timeout",
+            "1500",
+            "--verbose",
+        ])
+        .args(["--exec", "--", "sh", "-c", &script]);
+    let out = run_cmd(cmd);
+    let finished = out.code == 0 && out.stdout.lines().last() == Some("== end");
     assert!(
-        finished(&out),
-        "the VM of {kernel} did not run the tests (exit {}):\nstdout:\n{}\nstderr (the end):\n{}",
+        finished,
+        "the VM of {kernel} did not run the tests (exit {}):\nstdout:\n{}\nthe guest's console (the end):\n{}",
         out.code,
         out.stdout,
         console_end(&out.stderr)
@@ -168,9 +170,20 @@ fn every_family_counts_exactly_on_debian_6_12() {
             "echo '== {name}'; $B -q -r {TRIGGER_RUNS} --trig-batch-iters {TRIGGER_BATCH} {keep} {name} 2>&1; echo \"rc=$?\"\n"
         );
     }
-    for name in &probes {
-        script +=
-            &format!("echo '== {name}'; $B -q -p2 -r {PROBE_CALLS} {name} 2>&1; echo \"rc=$?\"\n");
+    // The four targets of one attach kind at once: each process calls its
+    // own target only, so no link counts another's hits, and the kernel's
+    // release of the links (an RCU Tasks Trace grace period, seconds under
+    // emulation) is waited for once a wave rather than once a benchmark.
+    for wave in probes.chunks(4) {
+        for name in wave {
+            script += &format!(
+                "($B -q -p2 -r {PROBE_CALLS} {name} >/tmp/{name}.out 2>&1; echo \"rc=$?\" >>/tmp/{name}.out) &\n"
+            );
+        }
+        script += "wait\n";
+        for name in wave {
+            script += &format!("echo '== {name}'; cat /tmp/{name}.out\n");
+        }
     }
 
     let stdout = in_vm("6.12", "2", &script);

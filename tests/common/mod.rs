@@ -2,6 +2,8 @@
 //! it prints, and keep probe runs from overlapping.
 #![allow(dead_code)]
 
+pub mod schema;
+
 use std::fs::{self, File};
 use std::io::Read;
 use std::os::fd::AsRawFd;
