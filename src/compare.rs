@@ -51,8 +51,9 @@ pub struct CompareArgs {
     /// Compare even different benchmarks or option sets.
     #[arg(long)]
     force: bool,
-    /// A benchmark found on one side only does not fail --fail-on-regression
-    /// (it is listed as missing either way).
+    /// A benchmark found on one side only, or one that measured nothing or
+    /// too little to judge on a side, does not fail --fail-on-regression (it
+    /// is listed either way).
     #[arg(long)]
     allow_missing: bool,
     /// The change to plan runs for: beside "no significant change", how many
@@ -504,6 +505,11 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
                 .or_else(|| n.nothing_measured().map(|w| ("new", w)))
             {
                 report.push(lines::nothing_to_compare(&label, side, why));
+                // A benchmark that stopped working on one side must not pass
+                // the gate by having nothing to judge.
+                if args.fail_on_regression.is_some() && !args.allow_missing {
+                    regressions.push(lines::unmeasured_regression(&label, side, why));
+                }
                 continue;
             }
             for ((figure, old_runs), (_, new_runs)) in o.figures().into_iter().zip(n.figures()) {
@@ -524,12 +530,18 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
                     sensitivity,
                     partial,
                 }));
-                // One rule: the gate fails only what the verdict calls slower.
-                if let (Some(limit), Some(change), Some(verdict), "rate") =
-                    (args.fail_on_regression, change, verdict, args.gate.as_str())
-                {
-                    if verdict.fails_gate(&change, limit) {
-                        regressions.push(lines::regression(&label, &change));
+                // One rule: the gate fails only what the verdict calls slower,
+                // and what could not be judged at all.
+                if let (Some(limit), "rate") = (args.fail_on_regression, args.gate.as_str()) {
+                    match (change, verdict) {
+                        (Some(change), Some(verdict)) if verdict.fails_gate(&change, limit) => {
+                            regressions.push(lines::regression(&label, &change));
+                        }
+                        (Some(_), Some(_)) => {}
+                        _ if !args.allow_missing => {
+                            regressions.push(lines::unjudged_regression(&label));
+                        }
+                        _ => {}
                     }
                 }
             }

@@ -495,8 +495,7 @@ impl ResultFile {
     }
 
     pub fn load(path: &Path) -> Result<ResultFile> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+        let text = read_result_text(path)?;
         let file: ResultFile = serde_json::from_str(&text).map_err(|e| {
             Error::usage(format!(
                 "{} is not a bench result file: {e}",
@@ -520,6 +519,44 @@ impl ResultFile {
         }
         Ok(file)
     }
+}
+
+/// The most of a result file read: ten times the largest seen (a sweep of
+/// many points with latency histograms), far below what a machine holds.
+pub const MAX_RESULT_BYTES: u64 = 1 << 30;
+
+/// A result file's text: a regular file only, of at most [`MAX_RESULT_BYTES`].
+/// Opened without blocking and checked on the open descriptor, so neither a
+/// FIFO (which would wait for a writer) nor a device such as /dev/zero (which
+/// never ends), named directly or through a symlink, is read.
+fn read_result_text(path: &Path) -> Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |e: std::io::Error| Error::usage(format!("cannot read {}: {e}", path.display()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(Error::usage(format!(
+            "{} is not a regular file: a result file is one that `--json` wrote",
+            path.display()
+        )));
+    }
+    let mut text = String::new();
+    file.take(MAX_RESULT_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(cannot)?;
+    if text.len() as u64 > MAX_RESULT_BYTES {
+        return Err(Error::usage(format!(
+            "{} is larger than {} MiB, more than any result file bench writes",
+            path.display(),
+            MAX_RESULT_BYTES >> 20
+        )));
+    }
+    Ok(text)
 }
 
 /// How one benchmark fared under `--probe`.

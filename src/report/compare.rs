@@ -111,6 +111,16 @@ pub fn missing_regression(label: &str, absent_from: &Path) -> String {
     )
 }
 
+/// A pair the gate fails because one side measured nothing.
+pub fn unmeasured_regression(label: &str, side: &str, why: &str) -> String {
+    format!("{label}: the {side} run {why}, so nothing was judged (--allow-missing accepts that)")
+}
+
+/// A pair the gate fails because its runs were too few to judge.
+pub fn unjudged_regression(label: &str) -> String {
+    format!("{label}: too few samples to judge a change (--allow-missing accepts that)")
+}
+
 /// `text` with its control characters (escape sequences, newlines) written
 /// as escapes: what a result file says is shown, never obeyed by the terminal.
 pub fn printable(text: &str) -> String {

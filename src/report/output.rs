@@ -165,8 +165,21 @@ fn names(path: &Path) -> Vec<OsString> {
         .collect()
 }
 
+/// Whether this process may write through the symlink of `dir` that `meta`
+/// describes: not when both the link and its directory belong to another
+/// user (neither this process's nor root), who then controls the name and
+/// where it leads, and could have planted the link while a run measured.
+fn trusted_link(dir: &Path, meta: &fs::Metadata) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let ours = |uid: u32| uid == me || uid == 0;
+    ours(meta.uid()) || fs::metadata(dir).is_ok_and(|d| ours(d.uid()))
+}
+
 /// Follows every symlink of `path`, in its directories as at its end, as the
-/// kernel would and checking each with [`check_protected`]: the absolute path
+/// kernel would and checking each with [`check_protected`]; a last name that
+/// is a symlink another user controls ([`trusted_link`]) is not followed but
+/// stands for itself, to be replaced. The result is the absolute path
 /// it leads to, whose existing components are real, and whose last ones may
 /// not exist yet. A walk into /proc stops there: its links (`self`, `fd/N`)
 /// are the kernel's to follow.
@@ -197,6 +210,13 @@ fn walk(path: &Path) -> io::Result<PathBuf> {
                     return Err(io::Error::from_raw_os_error(libc::ELOOP));
                 }
                 check_protected(&done, &next, &meta)?;
+                if todo.is_empty() && !trusted_link(&done, &meta) {
+                    // The output's own name, linked by someone else: its owner
+                    // chose where it leads (planted during a run, say), so the
+                    // link is replaced, never written through.
+                    done = next;
+                    continue;
+                }
                 let target = fs::read_link(&next)?;
                 if target.is_absolute() {
                     done = PathBuf::from("/");
@@ -241,6 +261,8 @@ fn destination(path: &Path) -> io::Result<Destination> {
             ),
         )),
         Ok(meta) if meta.is_file() => Ok(Destination::Regular(target)),
+        // Only an untrusted link is left unfollowed by the walk.
+        Ok(meta) if meta.file_type().is_symlink() => Ok(Destination::Regular(target)),
         Ok(_) => Ok(Destination::Stream(target)),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Destination::Regular(target)),
         Err(err) => Err(err),

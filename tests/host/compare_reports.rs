@@ -388,3 +388,92 @@ fn control_characters_from_a_file_are_shown_escaped() {
         out.stderr
     );
 }
+
+/// What is not a regular file is refused before a
+/// byte is read — a device that never ends (/dev/zero, directly or through a
+/// symlink in a results directory) ate the machine's memory, and a FIFO with
+/// no writer blocked `compare` past SIGTERM. Exit 2, one sentence, at once.
+#[test]
+fn what_is_not_a_regular_file_is_refused_before_reading() {
+    let dir = tempdir("compare-not-files");
+    let base = steady(&dir, "base.json", "trig-usermode-count", 1e8);
+    let results = dir.join("results");
+    fs::create_dir(&results).unwrap();
+    steady(&results, "a.json", "trig-usermode-count", 1e8);
+    std::os::unix::fs::symlink("/dev/zero", results.join("zz.json")).unwrap();
+    let fifo = dir.join("ff");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string naming a path in our own directory.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+
+    for (new, needle) in [
+        (Path::new("/dev/zero"), "/dev/zero is not a regular file"),
+        (results.as_path(), "zz.json is not a regular file"),
+        (fifo.as_path(), "ff is not a regular file"),
+    ] {
+        // A tool that reads them never ends: kill it rather than hang, or
+        // let it take the machine's memory.
+        let mut child = spawn(&["compare", base.to_str().unwrap(), new.to_str().unwrap()]);
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("compare was still reading {} after a minute", new.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = finish_child(child, std::time::Duration::from_secs(1), String::new());
+        assert_one_clear_line(&out, 2, needle);
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `--fail-on-regression` fails a benchmark whose new side
+/// measured nothing (interrupted in warm-up, refused, no run at all) or too
+/// little to judge (one measured second), as it fails a missing one, unless
+/// `--allow-missing` says that is expected.
+#[test]
+fn the_gate_fails_what_could_not_be_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let whole = steady(d, "whole.json", "trig-uprobe-nop", 2e6);
+    let warm = write(
+        d,
+        "warm.json",
+        "trig-uprobe-nop",
+        samples(2e6, 0.0, &[1.0], true),
+        true,
+    );
+    let short = write(
+        d,
+        "short.json",
+        "trig-uprobe-nop",
+        samples(2e6, 0.0, &[1.0], false),
+        false,
+    );
+    let refused = d.join("refused.json");
+    fs::copy(&whole, &refused).unwrap();
+    edit(&refused, |f| f.runs.clear());
+    for (new, needle) in [
+        (&warm, "the new run was interrupted before measuring"),
+        (&refused, "the new run holds no run"),
+        (&short, "too few samples to judge"),
+    ] {
+        let out = compare_any(&[&whole, new], &["--fail-on-regression", "5"]);
+        assert_eq!(out.code, 6, "{}: {}", new.display(), out.stderr);
+        assert!(
+            out.stderr.contains(needle) && out.stderr.contains("--allow-missing"),
+            "{}",
+            out.stderr
+        );
+        let out = compare_any(
+            &[&whole, new],
+            &["--fail-on-regression", "5", "--allow-missing"],
+        );
+        assert_eq!(out.code, 0, "{}: {}", new.display(), out.stderr);
+    }
+    // A whole run on both sides still passes a gate it is within.
+    let out = compare_any(&[&whole, &whole], &["--fail-on-regression", "5"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}

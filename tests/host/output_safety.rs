@@ -417,3 +417,45 @@ fn a_profile_directory_after_a_space_gets_a_hint() {
     let out = bench_in(dir.path(), &["--profile", "trig-syscall-cont"]);
     assert_one_clear_line(&out, 2, "did you mean trig-syscall-count");
 }
+
+/// In a directory another user owns (not sticky, so the
+/// kernel's rule does not apply), that user swaps the output's name for a
+/// symlink to a root-owned file while the run measures: the link is
+/// replaced by the output, and the file it pointed to is left alone.
+#[test]
+fn a_name_another_user_links_during_the_run_is_replaced_not_followed() {
+    let _lock = probe_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("rootfile");
+    fs::write(&victim, "precious").unwrap();
+    let theirs = dir.path().join("theirs");
+    fs::create_dir(&theirs).unwrap();
+    fs::set_permissions(&theirs, fs::Permissions::from_mode(0o755)).unwrap();
+    lchown(&theirs, NOBODY);
+    for flag in ["--csv", "--json"] {
+        let name = theirs.join(format!("x{flag}"));
+        let mut child = Command::new(bin())
+            .args(["-q", "-w0", "-d2", "trig-usermode-count", flag])
+            .arg(&name)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Planted as the directory's owner would: whether before or after
+        // the run's check of the path, the link must not be followed.
+        std::thread::sleep(Duration::from_millis(300));
+        std::os::unix::fs::symlink(&victim, &name).unwrap();
+        lchown(&name, NOBODY);
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{flag}: {status:?}");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious", "{flag}");
+        let meta = fs::symlink_metadata(&name).unwrap();
+        assert!(
+            meta.is_file(),
+            "{flag}: {} is not the output",
+            name.display()
+        );
+        let text = fs::read_to_string(&name).unwrap();
+        assert!(text.contains("trig-usermode-count"), "{flag}: {text}");
+    }
+}
