@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a bench run waits: samples the kernel stack of the bench process
 (/proc/PID/stack, root only) every 50 ms and counts which synchronize_*
-call (and its caller) it is blocked in. For the README's account of what
+call (and its caller) it is blocked in. For docs/attach.md's account of what
 dominates attach-uprobe's detach.
 
     sudo scripts/detach_waits.py [bench arguments...]   (default: attach-uprobe --attach-cnt 50)

@@ -85,7 +85,7 @@ impl Cap {
 
 /// What a benchmark's set-up asks of the kernel, and so which capabilities it
 /// needs. Found by running each family as `nobody` with ambient capabilities
-/// (`setpriv --ambient-caps`) on Linux 6.18; see the README.
+/// (`setpriv --ambient-caps`) on Linux 6.18; see docs/running.md, Privileges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Needs {
     /// Nothing a process may not do anyway.

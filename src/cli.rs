@@ -31,7 +31,7 @@ use crate::report::{export, output};
 use crate::runner::affinity::{parse_cpu_list, Affinity};
 use crate::sweep::{self, SweepRequest};
 
-/// What the figures of a report mean; in `--help` and the README.
+/// What the figures of a report mean; in `--help` and docs/running.md.
 const FIGURES: &str = "Figures: a rate (M/s) counts all producers together; '/prod' is one \
 producer's share of it. 'usecs/op' is wall-clock time divided by the operations of all \
 producers (perf bench's usecs/op), in timed and --repeat runs alike; 'ns/op/prod' (the \
@@ -1146,13 +1146,76 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     script
 }
 
+/// The pages of the manual (docs/, beside README.md in the source tree) each
+/// man page points to in its SEE ALSO section: the pages README.md links to.
+fn manual_pages(page: &str) -> &'static [(&'static str, &'static str)] {
+    match page {
+        "bench-compare" => &[
+            ("docs/results.md", "keep, compare and sweep results"),
+            (
+                "docs/sensitivity.md",
+                "is the difference real: runs, interleaving, calibrate",
+            ),
+            ("docs/exit-codes.md", "exit codes"),
+        ],
+        "bench-completions" | "bench-man" => &[
+            ("docs/README.md", "the index of the manual"),
+            (
+                "docs/running.md",
+                "running a benchmark and reading a result",
+            ),
+        ],
+        _ => &[
+            ("docs/README.md", "the index of the manual"),
+            (
+                "docs/running.md",
+                "running a benchmark and reading a result: options, figures, privileges",
+            ),
+            (
+                "docs/benchmarks.md",
+                "the benchmark families, and what this kernel can run",
+            ),
+            ("docs/attach.md", "attach and detach, churn"),
+            ("docs/latency.md", "the latency of a hit and its tail"),
+            (
+                "docs/bodies.md",
+                "probe bodies: what a tracer costs per hit",
+            ),
+            ("docs/results.md", "keep, compare and sweep results"),
+            (
+                "docs/sensitivity.md",
+                "is the difference real: runs, interleaving, calibrate",
+            ),
+            ("docs/kernels.md", "other kernels in a VM"),
+            ("docs/profiles.md", "where the time goes"),
+            ("docs/scripts.md", "the scripts"),
+            ("docs/exit-codes.md", "exit codes, interrupts and leftovers"),
+        ],
+    }
+}
+
+/// The SEE ALSO section of man page `page`, in roff: the manual's pages, by
+/// their paths in the source tree.
+fn see_also(page: &str) -> String {
+    // The paths and descriptions hold no roff control characters at a line's
+    // start; a hyphen is written \- as clap_mangen writes it.
+    let roman = |text: &str| text.replace('-', "\\-");
+    let mut roff = String::from(
+        ".SH \"SEE ALSO\"\nThe manual, in the source tree of bench (README.md, then docs/):\n",
+    );
+    for (path, what) in manual_pages(page) {
+        roff.push_str(&format!(".TP\n{}\n{}\n", roman(path), roman(what)));
+    }
+    roff
+}
+
 /// The man page, in roff, generated from the clap definitions: bench(1),
 /// or with a subcommand's name its own page (bench-compare(1) and so on, the
-/// pages bench(1) points to).
+/// pages bench(1) points to). Each ends with the manual's pages (SEE ALSO).
 pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>> {
     let cmd = command();
-    let cmd = match subcommand {
-        None => cmd,
+    let (cmd, page_name) = match subcommand {
+        None => (cmd, "bench"),
         Some(name) => {
             let sub = cmd
                 .find_subcommand(name)
@@ -1164,7 +1227,7 @@ pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>> {
                 "completions" => "bench-completions",
                 _ => "bench-man",
             };
-            sub.name(page).bin_name(format!("bench {name}"))
+            (sub.name(page).bin_name(format!("bench {name}")), page)
         }
     };
     let mut page = Vec::new();
@@ -1174,7 +1237,18 @@ pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>> {
             output::reason(&e)
         ))
     })?;
+    // SEE ALSO goes before VERSION, where man pages keep it.
+    let see_also = see_also(page_name);
+    let at = find_bytes(&page, b"\n.SH VERSION\n").map_or(page.len(), |at| at + 1);
+    page.splice(at..at, see_also.into_bytes());
     Ok(page)
+}
+
+/// Where `needle` first occurs in `haystack`.
+fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
 }
 
 #[cfg(test)]

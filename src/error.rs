@@ -1,9 +1,9 @@
 //! Errors as values: each carries one sentence for the user and maps to a
-//! documented exit code (see the README).
+//! documented exit code (see docs/exit-codes.md).
 
 use std::fmt;
 
-/// Exit codes, documented in the README. Scripts depend on them: never renumber.
+/// Exit codes, documented in docs/exit-codes.md. Scripts depend on them: never renumber.
 pub mod exit {
     pub const SUCCESS: u8 = 0;
     /// The benchmark failed while running, or an output could not be written.

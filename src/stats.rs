@@ -926,7 +926,7 @@ mod tests {
 
     #[test]
     fn a_five_percent_change_is_found_at_the_recommended_run_count() {
-        // README recommends 12 runs a side for a 5 % change on these VMs
+        // docs/sensitivity.md recommends 12 runs a side for a 5 % change on these VMs
         // (84 % measured; 10 runs give 77 %, 5 runs 40 %).
         let slower = VM.detection_rate(11, 12, 0.95, 2.0);
         assert!(slower >= 0.8, "power {slower}");

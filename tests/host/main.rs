@@ -15,6 +15,7 @@ mod calibrate;
 mod cli;
 mod cli_props;
 mod compare_reports;
+mod docs;
 mod latency;
 mod output_safety;
 mod outputs;
