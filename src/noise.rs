@@ -316,6 +316,7 @@ fn virtualization() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn a_run_stopped_before_its_first_measured_second_has_no_noise_figures() {
@@ -349,15 +350,75 @@ mod tests {
         assert!(observer.finish().is_some());
     }
 
+    /// The CPUs this process may run on.
+    fn allowed_cpus() -> usize {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set for the kernel to fill.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the set is ours and its size is given.
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+        assert_eq!(rc, 0, "sched_getaffinity");
+        // SAFETY: counting the CPUs of a set the kernel filled.
+        unsafe { libc::CPU_COUNT(&set) as usize }
+    }
+
+    /// A tenth of a second with one spinning thread more than this process
+    /// has CPUs: at every instant those threads are runnable (they never
+    /// block) and, by pigeonhole, some CPU has a task waiting. The meter
+    /// must see what that implies, whatever the machine's speed: other
+    /// runnable tasks at its tick (the spinners, less one that a migration
+    /// may hide from the kernel's per-CPU sum) and, where the kernel has
+    /// PSI, some CPU pressure. A meter that reads nothing (a default
+    /// `Noise`) has none of it.
     #[test]
     fn this_machines_noise_is_read() {
-        // /proc/stat exists on every Linux: a run of a tenth of a second has
-        // figures, and the facts of the machine are named.
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let spinners = allowed_cpus() + 1;
+        let (stop, started) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicUsize::new(0)),
+        );
+        let threads: Vec<_> = (0..spinners)
+            .map(|_| {
+                let (stop, started) = (Arc::clone(&stop), Arc::clone(&started));
+                std::thread::spawn(move || {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        while started.load(Ordering::SeqCst) < spinners {
+            std::thread::yield_now();
+        }
         let mut meter = NoiseMeter::start(0);
         std::thread::sleep(std::time::Duration::from_millis(100));
         meter.tick();
         let noise = meter.finish();
+        stop.store(true, Ordering::Relaxed);
+        for thread in threads {
+            thread.join().unwrap();
+        }
+
         assert!((0.0..=100.0).contains(&noise.steal_pct), "{noise:?}");
+        let seen = spinners as u32 - 1;
+        assert!(
+            noise.other_runnable_max >= seen,
+            "{spinners} spinners: {noise:?}"
+        );
+        assert!(noise.other_runnable_mean >= f64::from(seen), "{noise:?}");
+        match fs::read_to_string("/proc/pressure/cpu") {
+            Ok(_) => {
+                let pressure = noise.cpu_pressure_pct.expect("PSI is read where it exists");
+                assert!(pressure > 0.0 && pressure <= 100.0, "{noise:?}");
+            }
+            Err(_) => assert_eq!(noise.cpu_pressure_pct, None),
+        }
+        // No cpufreq (most VMs), no frequency figure; with it, one.
+        let cpufreq = Path::new("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq").exists();
+        assert_eq!(noise.frequency_change_pct.is_some(), cpufreq, "{noise:?}");
+
         let machine = Machine::gather();
         assert!(!machine.kernel_cmdline.is_empty(), "{machine:?}");
         assert!(!machine.virtualization.is_empty());

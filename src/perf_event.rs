@@ -79,6 +79,77 @@ fn ioctl(fd: RawFd, request: libc::c_ulong) -> io::Result<()> {
     Ok(())
 }
 
+/// Counts how often the calling thread executes the instruction at an
+/// address, with an execute hardware breakpoint on it: the kernel's count,
+/// for tests that must see code run rather than trust that it did.
+#[cfg(test)]
+pub(crate) struct ExecutionCounter(OwnedFd);
+
+#[cfg(test)]
+impl ExecutionCounter {
+    /// `HW_BREAKPOINT_X` of linux/hw_breakpoint.h.
+    const EXECUTE: u32 = 4;
+
+    /// An execute breakpoint on `address`, counting from zero, for this
+    /// thread only (other threads running the same code add nothing).
+    pub(crate) fn at(address: usize) -> io::Result<ExecutionCounter> {
+        open(&Self::attr(address), Target::CallingThread).map(ExecutionCounter)
+    }
+
+    fn attr(address: usize) -> perf_event_attr {
+        let mut attr = attr(libbpf_sys::PERF_TYPE_BREAKPOINT, 0);
+        attr.set_exclude_kernel(1);
+        attr.set_exclude_hv(1);
+        attr.bp_type = Self::EXECUTE;
+        attr.__bindgen_anon_3.bp_addr = address as u64;
+        // An execute breakpoint's length is a long's (x86 requires it).
+        attr.__bindgen_anon_4.bp_len = std::mem::size_of::<libc::c_long>() as u64;
+        attr
+    }
+
+    /// Moves the breakpoint to `address` (PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
+    /// much cheaper than a new event); the count goes on from where it was.
+    pub(crate) fn move_to(&self, address: usize) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        /// `_IOW('$', 11, __u64 *)`.
+        const PERF_EVENT_IOC_MODIFY_ATTRIBUTES: libc::c_ulong = 0x4008_240b;
+        let mut attr = Self::attr(address);
+        // SAFETY: the ioctl reads a perf_event_attr whose `size` says so.
+        let rc = unsafe {
+            libc::ioctl(
+                self.0.as_raw_fd(),
+                PERF_EVENT_IOC_MODIFY_ATTRIBUTES as _,
+                &mut attr as *mut perf_event_attr,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The executions counted so far.
+    pub(crate) fn count(&self) -> u64 {
+        use std::os::fd::AsRawFd;
+        let mut value = 0u64;
+        // SAFETY: reading 8 bytes into a u64 from a perf event fd we own.
+        let n = unsafe {
+            libc::read(
+                self.0.as_raw_fd(),
+                (&mut value as *mut u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+        assert_eq!(
+            n,
+            8,
+            "reading the breakpoint's count: {}",
+            io::Error::last_os_error()
+        );
+        value
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -308,6 +308,31 @@ pub fn resolve(exe: &Path, target: Target) -> Result<u64> {
     Ok(offset)
 }
 
+/// Where the byte at `file_offset` of the running executable is in this
+/// process's memory, from the mappings the kernel made of it
+/// (/proc/self/maps): for tests, an address found without the symbol.
+#[cfg(test)]
+pub(crate) fn runtime_address(file_offset: u64) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(SELF_EXE).unwrap().ino();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .find_map(|line| {
+            // start-end perms offset dev inode path
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() < 6 || fields[4].parse::<u64>().ok()? != inode {
+                return None;
+            }
+            let (start, end) = fields[0].split_once('-')?;
+            let start = usize::from_str_radix(start, 16).ok()?;
+            let end = usize::from_str_radix(end, 16).ok()?;
+            let offset = u64::from_str_radix(fields[2], 16).ok()?;
+            let into = usize::try_from(file_offset.checked_sub(offset)?).ok()?;
+            (into < end - start).then_some(start + into)
+        })
+        .unwrap_or_else(|| panic!("file offset {file_offset:#x} is mapped nowhere:\n{maps}"))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes
         .iter()
@@ -364,11 +389,61 @@ mod tests {
         assert!(err.to_string().contains("not in"), "{err}");
     }
 
+    /// Every byte of `target`'s function as the assembly above writes it,
+    /// the `call`'s displacement of `push` left zero (checked apart).
+    fn whole_code(target: Target) -> &'static [u8] {
+        match target {
+            Target::Nop | Target::UsdtNop1 => &[0x90, 0xc3],
+            // push %rbp; mov %rsp,%rbp; call callee; pop %rbp; ret
+            Target::Push => &[0x55, 0x48, 0x89, 0xe5, 0xe8, 0, 0, 0, 0, 0x5d, 0xc3],
+            Target::Ret => &[0xc3],
+            Target::Nop5 | Target::UsdtNop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3],
+            Target::UsdtNop => &[0x90, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3],
+        }
+    }
+
+    /// Each target is the code it claims, whole (its symbol's size, its
+    /// bytes in memory, its first instruction the one it is named by), the
+    /// function `with_fn` hands out is that symbol's, and a call runs it: an
+    /// execute breakpoint on its first byte counts every call, and the call
+    /// returns.
     #[test]
-    fn the_targets_can_be_called() {
+    fn each_target_is_the_code_it_claims_and_a_call_runs_it() {
+        let file = File::open(SELF).unwrap();
+        let cache = ReadCache::new(file);
+        let elf = ElfFile64::<Endianness, _>::parse(&cache).unwrap();
         for target in Target::ALL {
-            // SAFETY: every target is a function that takes and returns nothing.
-            target.with_fn(|f| unsafe { f() });
+            let code = whole_code(target);
+            assert!(code.starts_with(target.expected_bytes()), "{target:?}");
+            let size = elf
+                .symbols()
+                .find(|sym| sym.name() == Ok(target.symbol()))
+                .map(|sym| sym.size())
+                .unwrap();
+            assert_eq!(size, code.len() as u64, "{target:?}: the symbol's size");
+
+            let entry = runtime_address(uprobe_offset(Path::new(SELF), target.symbol()).unwrap());
+            assert_eq!(target.with_fn(|f| f as usize), entry, "{target:?}");
+            // SAFETY: reading the bytes of a function in the mapped text segment.
+            let mut in_memory =
+                unsafe { std::slice::from_raw_parts(entry as *const u8, code.len()) }.to_vec();
+            if target == Target::Push {
+                // The call's displacement leads to a lone `ret`.
+                let displacement = i32::from_le_bytes(in_memory[5..9].try_into().unwrap());
+                let callee = (entry + 9).wrapping_add_signed(displacement as isize);
+                // SAFETY: as above, the callee's one byte.
+                assert_eq!(unsafe { *(callee as *const u8) }, 0xc3, "push's callee");
+                in_memory[5..9].fill(0);
+            }
+            assert_eq!(in_memory, code, "{target:?}: the code in memory");
+
+            let counter = crate::perf_event::ExecutionCounter::at(entry)
+                .expect("an execute hardware breakpoint (run as root)");
+            for _ in 0..3 {
+                // SAFETY: every target is a function that takes and returns nothing.
+                target.with_fn(|f| unsafe { f() });
+            }
+            assert_eq!(counter.count(), 3, "{target:?}: three calls ran it");
         }
     }
 }

@@ -178,10 +178,31 @@ mod tests {
         }
     }
 
+    /// `fire(i)` runs site `i`, found apart from `address` (its file offset
+    /// mapped through /proc/self/maps), once: an execute breakpoint on the
+    /// site counts it; and that site is `nop; ret` and its padding whole, so
+    /// nothing else runs.
     #[test]
-    fn every_site_runs() {
-        for index in 0..SITE_COUNT {
+    fn every_site_runs_once_when_fired() {
+        let offsets = offsets(Path::new(SELF), 0..SITE_COUNT).unwrap();
+        let whole = [0x90, 0xc3, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc];
+        // The sites are one run of one mapping: /proc/self/maps is read for
+        // the first and the last, the others are in between.
+        let first = targets::runtime_address(offsets[0] as u64);
+        let in_memory = |offset: usize| first + (offset - offsets[0]);
+        let last = offsets[SITE_COUNT - 1];
+        assert_eq!(targets::runtime_address(last as u64), in_memory(last));
+        let counter = crate::perf_event::ExecutionCounter::at(first)
+            .expect("an execute hardware breakpoint (run as root)");
+        for (index, &offset) in offsets.iter().enumerate() {
+            let site = in_memory(offset);
+            // SAFETY: reading the bytes of a site in the mapped text segment.
+            let code = unsafe { std::slice::from_raw_parts(site as *const u8, SITE_STRIDE) };
+            assert_eq!(code, whole, "site {index}");
+            counter.move_to(site).unwrap();
+            let before = counter.count();
             fire(index);
+            assert_eq!(counter.count() - before, 1, "site {index} ran once");
         }
     }
 

@@ -53,10 +53,29 @@ fn baselines_count_in_user_space() {
     }
 }
 
+/// How far a figure printed with three decimals may be from its value.
+const HALF_DIGIT: f64 = 0.000_500_1;
+
+/// The rate of a `hits 1.234M/s` figure, in M/s.
+fn rate_in(line: &str, label: &str) -> f64 {
+    line.split_once(label)
+        .and_then(|(_, rest)| rest.trim_start().split_once("M/s"))
+        .and_then(|(figure, _)| figure.parse().ok())
+        .unwrap_or_else(|| panic!("no {label:?} rate in {line:?}"))
+}
+
 #[test]
 fn a_timed_run_prints_iterations_and_a_parseable_summary() {
     let _lock = probe_lock();
-    let out = run(&["-w1", "-d2", "-a", "trig-uprobe-nop"]);
+    let (dir, json) = temp_file("timed", "run.json");
+    let out = run(&[
+        "-w1",
+        "-d2",
+        "-a",
+        "--json",
+        json.to_str().unwrap(),
+        "trig-uprobe-nop",
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines[0], "Setting up benchmark 'trig-uprobe-nop'...");
@@ -71,9 +90,41 @@ fn a_timed_run_prints_iterations_and_a_parseable_summary() {
     let cut = cut.join(" ");
     let (mean, rest) = cut.trim().split_once(" \u{b1} ").expect("mean ± sd");
     let mean: f64 = mean.parse().unwrap();
-    assert!(rest.ends_with("M/s"), "{cut}");
-    // A uprobe on this machine fires between 0.1 and 100 million times a second.
-    assert!(mean > 0.1 && mean < 100.0, "{mean}");
+    let sd: f64 = rest.strip_suffix("M/s").expect("M/s").parse().unwrap();
+
+    // The figures are the counts': each second's rate is its hits over its
+    // time, as the result file keeps them, to the printed digit; the first
+    // second is the warm-up; the summary is the mean and sd of the measured
+    // seconds' rates. A probe on the target the producer calls for a
+    // second fires in it.
+    let result = bench::results::ResultFile::load(&json).unwrap();
+    let samples = &result.runs[0].samples;
+    assert_eq!(samples.len(), 3);
+    let mut measured = Vec::new();
+    for (sample, line) in samples.iter().zip(&iters) {
+        assert!(sample.hits > 0, "{sample:?}");
+        let rate = sample.hits as f64 / sample.elapsed_ns as f64 * 1e3;
+        let printed = rate_in(line, "hits");
+        assert!(
+            (printed - rate).abs() <= HALF_DIGIT,
+            "{line} for {sample:?}"
+        );
+        assert_eq!(sample.warmup, sample.iteration == 0, "{sample:?}");
+        if !sample.warmup {
+            measured.push(rate);
+        }
+    }
+    let expected_mean = (measured[0] + measured[1]) / 2.0;
+    let expected_sd = (measured[0] - measured[1]).abs() / std::f64::consts::SQRT_2;
+    assert!(
+        (mean - expected_mean).abs() <= HALF_DIGIT,
+        "{summary}: {measured:?}"
+    );
+    assert!(
+        (sd - expected_sd).abs() <= HALF_DIGIT,
+        "{summary}: {measured:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
