@@ -44,6 +44,7 @@ pub struct Output {
 }
 
 pub fn run_cmd(mut cmd: Command) -> Output {
+    let _lock = needs_probe_lock(&cmd).then(probe_lock);
     let out = cmd.output().expect("the bench binary runs");
     Output {
         code: out.status.code().unwrap_or(-1),
@@ -94,20 +95,84 @@ pub fn bench_ok(line: &str) -> Output {
 }
 
 /// Uprobes are attached for all processes on the bench binary's inode, so two
-/// probe runs at once would count each other's calls. Every test that attaches
-/// probes holds this lock, which spans test processes too.
-pub struct ProbeLock(File);
+/// probe runs at once would count each other's calls, and a run beside a
+/// timed one skews its rates. The host's tests are one binary whose tests run
+/// side by side, so every command that may run a benchmark holds this lock:
+/// [`run_cmd`] (and the helpers built on it) for the command's length, the
+/// `spawn` helpers until the test ends; a test that times or signals a run
+/// holds it throughout with [`probe_lock`]. It spans test processes too
+/// (`--test` binaries, nextest), and is re-entrant within a test's thread.
+pub struct ProbeLock(());
 
-pub fn probe_lock() -> ProbeLock {
-    let path = std::env::temp_dir().join("bench-tests-probe.lock");
-    let file = File::create(path).expect("the lock file can be created");
-    // SAFETY: flock on an open descriptor we own.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-    assert_eq!(rc, 0, "flock failed");
-    ProbeLock(file)
+/// A test thread's hold on the lock: how many [`ProbeLock`]s are alive, and
+/// the locked file while any is (a spawn's is never dropped: the file closes,
+/// unlocking, when the thread ends).
+#[derive(Default)]
+struct Hold {
+    depth: usize,
+    file: Option<File>,
 }
 
-/// The counted hits in the report of a `--repeat` run.
+thread_local! {
+    static HOLD: std::cell::RefCell<Hold> = std::cell::RefCell::default();
+}
+
+pub fn probe_lock() -> ProbeLock {
+    HOLD.with(|hold| {
+        let mut hold = hold.borrow_mut();
+        if hold.depth == 0 {
+            let path = std::env::temp_dir().join("bench-tests-probe.lock");
+            let file = File::create(path).expect("the lock file can be created");
+            // SAFETY: flock on an open descriptor we own.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+            assert_eq!(rc, 0, "flock failed");
+            hold.file = Some(file);
+        }
+        hold.depth += 1;
+    });
+    ProbeLock(())
+}
+
+impl Drop for ProbeLock {
+    fn drop(&mut self) {
+        // At the thread's end the hold may be gone already: its file closes
+        // (and unlocks) with it.
+        let _ = HOLD.try_with(|hold| {
+            let mut hold = hold.borrow_mut();
+            hold.depth -= 1;
+            if hold.depth == 0 {
+                hold.file = None;
+            }
+        });
+    }
+}
+
+/// Holds the lock until this test's thread ends: a spawned run may outlive
+/// any scope the test gives it.
+fn probe_lock_for_the_test() {
+    std::mem::forget(probe_lock());
+}
+
+/// Whether `cmd` may run a benchmark on this kernel: anything but a VM boot
+/// (its runs are in the guest's kernel) and bench's commands that run none.
+fn needs_probe_lock(cmd: &Command) -> bool {
+    if Path::new(cmd.get_program()).ends_with("scripts/run_in_vm.sh") {
+        return false;
+    }
+    let first = cmd.get_args().next().and_then(|a| a.to_str());
+    let quiet = [
+        "compare",
+        "man",
+        "completions",
+        "--list",
+        "--help",
+        "-h",
+        "--version",
+        "-V",
+    ];
+    !first.is_some_and(|a| quiet.contains(&a))
+}
+
 pub fn fixed_hits(stdout: &str) -> u64 {
     stdout
         .lines()
@@ -314,6 +379,7 @@ pub fn assert_last_line(stdout: &str, prefix: &str) {
 
 /// Starts `bin` with `args`, its stdout and stderr piped.
 pub fn spawn_bin(bin: &Path, args: &[&str]) -> Child {
+    probe_lock_for_the_test();
     Command::new(bin)
         .args(args)
         .stdout(Stdio::piped())
