@@ -25,6 +25,8 @@ ROWS=${BENCH_KERNEL_ROWS:-0}
 #                means with 95 % intervals and changes from the first; how
 #                many a change of 5 % needs here: the recommendation of
 #                `bench calibrate BENCHMARK` (9 to 18 on a quiet 2-CPU VM)
+# WD="-w0 -d1" (the environment) replaces a script's warm-up and duration
+# (upstream's -w2 -d5 by default): for a quick look, or a test of the layout.
 parse_common_args() {
 	while (($#)); do
 		case $1 in

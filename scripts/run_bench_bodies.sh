@@ -40,10 +40,11 @@ body_rows() {
 consumers=()
 [[ ,$bodies, == *,ringbuf,* ]] && consumers=(-c1)
 
+read -r -a wd <<<"${WD:--w1 -d3}"
 prepare_bench
 table_header benchmark body "rate (mean ± sd)" "ns/hit" "body cost ns/hit" drops
 for i in "${benchmarks[@]}"; do
-	JSON_NAME="trig-$i" bench_run "trig-$i" -q -w1 -d3 -a "${consumers[@]}" --runs "$RUNS" --sweep "body=$bodies"
+	JSON_NAME="trig-$i" bench_run "trig-$i" -q "${wd[@]}" -a "${consumers[@]}" --runs "$RUNS" --sweep "body=$bodies"
 	if [[ $BENCH_VERDICT == ok ]]; then
 		body_rows "$i"
 	elif ((ROWS)); then

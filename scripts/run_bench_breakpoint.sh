@@ -18,7 +18,7 @@ parallelism=$((cpus / 2 > 0 ? cpus / 2 : 1))
 threads=20
 passive=$((2 * cpus))
 active=$((cpus - 1 > 0 ? cpus - 1 : 1))
-timing=(-w1 -d5)
+read -r -a timing <<<"${WD:--w1 -d5}"
 ((RUNS > 1)) && timing+=(--runs "$RUNS")
 
 # measure FILE-NAME BENCHMARK [options...]: sets USECS to usecs/op "mean ± sd"

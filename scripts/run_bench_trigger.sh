@@ -15,14 +15,15 @@ parse_common_args "$@"
 ((${#ARGS[@]})) && benchmarks=("${ARGS[@]}")
 prod_cnt=${PROD_CNT:-1}
 
+read -r -a wd <<<"${WD:--w2 -d5}"
 prepare_bench
 if ((RUNS > 1)); then
-	interleaved_table -w2 -d5 -a -p"$prod_cnt" -- "${benchmarks[@]/#/trig-}"
+	interleaved_table "${wd[@]}" -a -p"$prod_cnt" -- "${benchmarks[@]/#/trig-}"
 	finish
 	exit
 fi
 table_header benchmark "throughput (mean ± sd)"
 for i in "${benchmarks[@]}"; do
-	bench_line "$i" "trig-$i" -w2 -d5 -a -p"$prod_cnt"
+	bench_line "$i" "trig-$i" "${wd[@]}" -a -p"$prod_cnt"
 done
 finish

@@ -15,15 +15,16 @@ benchmarks=(usermode-count syscall-count {uprobe,uretprobe}-{nop,push,ret,nop5} 
 parse_common_args "$@"
 ((${#ARGS[@]})) && benchmarks=("${ARGS[@]}")
 
+read -r -a wd <<<"${WD:--w2 -d5}"
 prepare_bench
 if ((RUNS > 1)); then
-	interleaved_table -w2 -d5 -a -- "${benchmarks[@]/#/trig-}"
+	interleaved_table "${wd[@]}" -a -- "${benchmarks[@]/#/trig-}"
 	finish
 	exit
 fi
 PROBE_PATH=1
 table_header benchmark "throughput (mean ± sd)" "probe path"
 for i in "${benchmarks[@]}"; do
-	bench_line "$i" "trig-$i" -w2 -d5 -a
+	bench_line "$i" "trig-$i" "${wd[@]}" -a
 done
 finish

@@ -32,6 +32,7 @@ fn a_failed_kernel_keeps_its_own_column() {
     let _lock = probe_lock();
     let out = run_cmd({
         let mut cmd = Command::new(script("run_bench_trigger.sh"));
+        cmd.env("WD", "-w0 -d1");
         cmd.args(["--markdown", "--kernels", "host,bogus,host", "kernel-count"]);
         cmd
     });
@@ -51,6 +52,7 @@ fn a_failed_kernel_keeps_its_own_column() {
     // The first kernel failing: still a table, not the raw rows.
     let out = run_cmd({
         let mut cmd = Command::new(script("run_bench_trigger.sh"));
+        cmd.env("WD", "-w0 -d1");
         cmd.args(["--kernels", "bogus,host", "kernel-count"]);
         cmd
     });
@@ -119,6 +121,7 @@ fn run_in_vm_refuses_bad_arguments_before_any_set_up() {
 fn the_breakpoint_script_refuses_arguments_it_would_ignore() {
     let out = run_cmd({
         let mut cmd = Command::new(script("run_bench_breakpoint.sh"));
+        cmd.env("WD", "-w0 -d1");
         cmd.arg("thread");
         cmd
     });
@@ -130,6 +133,7 @@ fn runs_of_one_benchmark_give_the_markdown_table() {
     let _lock = probe_lock();
     let out = run_cmd({
         let mut cmd = Command::new(script("run_bench_uprobes.sh"));
+        cmd.env("WD", "-w0 -d1");
         cmd.env("RUNS", "2").args(["--markdown", "syscall-count"]);
         cmd
     });
