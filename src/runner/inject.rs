@@ -332,12 +332,15 @@ mod tests {
         let short = measured_in_blocks(100);
         assert!(short.slowdown > 0.5, "{short:?}");
         // Four times the iterations, about four times the odds (the spin's
-        // ns over the operation's): what sizing scales by. The operation
-        // alone stays what it was.
+        // ns over the operation's): what sizing scales by. Only a floor: a
+        // runner that ignored the iterations would read 1, and load tends to
+        // inflate the longer blocks more (10.3 was seen beside two emulated
+        // VMs). The operation alone stays what it was: a spin paid in the
+        // block without it would make it dozens of times longer.
         let long = measured_in_blocks(400);
         let scaled = odds(&long) / odds(&short);
-        assert!((2.0..8.0).contains(&scaled), "{short:?} {long:?}");
-        assert!(long.op_ns < 2.0 * short.op_ns, "{short:?} {long:?}");
+        assert!(scaled > 2.0, "{short:?} {long:?}");
+        assert!(long.op_ns < 5.0 * short.op_ns, "{short:?} {long:?}");
     }
 
     #[test]
