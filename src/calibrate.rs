@@ -130,6 +130,13 @@ pub struct SizingRun {
 }
 
 impl Sizing {
+    /// Whether the least loop (one iteration) already makes the operation
+    /// more than half again `target_pct` % slower: a calibration for
+    /// `target_pct` would then be one for something else.
+    pub fn overshoots(&self, target_pct: f64) -> bool {
+        self.iterations == 1 && self.expected_pct > 1.5 * target_pct
+    }
+
     /// The iterations that make `target_pct` % from what `runs` measured,
     /// and the slowdown they make; `None` when the runs saw no slowdown.
     /// The slowdown's odds, s / (1 − s), are the loop's ns over the
@@ -240,6 +247,15 @@ pub fn run(args: &CalibrateArgs, quiet: bool) -> Result<()> {
 fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup> {
     let bench = benches::find(&args.bench)
         .ok_or_else(|| Error::usage(format!("unknown benchmark '{}'", args.bench)))?;
+    // Refused before anything is loaded: the injected cost follows a
+    // producer's operation, and an attach benchmark has none.
+    if matches!(bench.metric(), Metric::Cycles) {
+        return Err(Error::usage(format!(
+            "calibrate injects a cost after each producer operation, and {} runs attach cycles, \
+             which have none",
+            bench.name()
+        )));
+    }
     let config = config_for(bench, args)?;
     if bench.needs_bpf() {
         bpf::check_privileges(bench.name(), bench.needs())?;
@@ -263,7 +279,7 @@ fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup
     let extra_ns = op_ns * args.effect / (100.0 - args.effect);
     let (guess, cpu_ns) = inject::sized_for(extra_ns);
     let sizing = size_in_place(bench, &config, &placement, args.effect, guess)?;
-    if sizing.iterations == 1 && sizing.expected_pct > 1.5 * args.effect {
+    if sizing.overshoots(args.effect) {
         return Err(Error::unsupported(format!(
             "{}'s operations ({op_ns:.1} ns) are too short to be made {} % slower: one iteration \
              of the injected loop makes them {:.0} % slower",
@@ -702,5 +718,22 @@ mod tests {
         assert!(Sizing::from_runs(vec![], 5.0).is_none());
         assert!(Sizing::from_runs(vec![sizing_run(25, 0.0)], 5.0).is_none());
         assert!(Sizing::from_runs(vec![sizing_run(25, -0.01)], 5.0).is_none());
+    }
+
+    #[test]
+    fn an_operation_that_one_iteration_slows_too_much_is_refused() {
+        // 2 ns an iteration, one sizing run of 10 iterations. A 3 ns
+        // operation: one iteration makes it 40 % slower; 20 ns: 9.1 %, over
+        // 1.5 × 5 %: both refused. 40 ns: 4.8 % with one iteration, kept;
+        // 1000 ns: 26 iterations, kept.
+        let at = |op_ns: f64| {
+            let odds = 20.0 / op_ns;
+            Sizing::from_runs(vec![sizing_run(10, odds / (1.0 + odds))], 5.0).unwrap()
+        };
+        assert!(at(3.0).overshoots(5.0), "{:?}", at(3.0));
+        assert!(at(20.0).overshoots(5.0), "{:?}", at(20.0));
+        assert!(!at(40.0).overshoots(5.0), "{:?}", at(40.0));
+        assert!(!at(1000.0).overshoots(5.0), "{:?}", at(1000.0));
+        assert_eq!(at(40.0).iterations, 1);
     }
 }

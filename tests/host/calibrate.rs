@@ -49,13 +49,13 @@ fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
 #[test]
 fn calibrate_checks_a_setting_by_counting_independent_trials() {
     let _lock = probe_lock();
-    let out = bench_ok("calibrate --trials 2 --runs 2 -w0 -d1 trig-uprobe-nop");
+    let out = bench_ok("calibrate --trials 1 --runs 2 -w0 -d1 trig-uprobe-nop");
     let trials: Vec<&str> = out
         .stdout
         .lines()
         .filter(|l| l.starts_with("trial "))
         .collect();
-    assert_eq!(trials.len(), 2, "{}", out.stdout);
+    assert_eq!(trials.len(), 1, "{}", out.stdout);
     for trial in trials {
         assert!(trial.contains("A/A ") && trial.contains("A/A' "), "{trial}");
     }
@@ -64,7 +64,7 @@ fn calibrate_checks_a_setting_by_counting_independent_trials() {
         last.starts_with("Checked --runs 2 -d1: detected "),
         "{last}"
     );
-    assert!(last.contains(" of 2, false alarms "), "{last}");
+    assert!(last.contains(" of 1, false alarms "), "{last}");
 }
 
 #[test]
@@ -75,22 +75,12 @@ fn calibrate_refuses_what_it_cannot_do_in_one_sentence() {
         calibrate trig-nothing | unknown benchmark 'trig-nothing'
         calibrate --runs 5 trig-usermode-count | --trials
         calibrate --budget 5 trig-usermode-count | 10
+        calibrate attach-uprobe-multi | attach-uprobe-multi runs attach cycles
         ",
     ) {
         let out = bench(args);
         crate::common::assert_one_clear_line(&out, 2, needle);
     }
-}
-
-#[test]
-fn an_operation_too_short_to_slow_by_the_effect_is_unsupported() {
-    // trig-usermode-count's call takes a few ns: one iteration of the loop
-    // makes it 7-30 % slower (measured, quiet and loaded), and a calibration
-    // for 2.5 % (refused above 3.75 %) would be one for something else.
-    let _lock = probe_lock();
-    let out = bench("calibrate -w0 -d1 --effect 2.5 trig-usermode-count");
-    crate::common::assert_one_clear_line(&out, 4, "too short to be made 2.5 % slower");
-    assert!(out.stderr.starts_with("unsupported: "), "{}", out.stderr);
 }
 
 #[test]
