@@ -530,20 +530,7 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
                     sensitivity,
                     partial,
                 }));
-                // One rule: the gate fails only what the verdict calls slower,
-                // and what could not be judged at all.
-                if let (Some(limit), "rate") = (args.fail_on_regression, args.gate.as_str()) {
-                    match (change, verdict) {
-                        (Some(change), Some(verdict)) if verdict.fails_gate(&change, limit) => {
-                            regressions.push(lines::regression(&label, &change));
-                        }
-                        (Some(_), Some(_)) => {}
-                        _ if !args.allow_missing => {
-                            regressions.push(lines::unjudged_regression(&label));
-                        }
-                        _ => {}
-                    }
-                }
+                regressions.extend(rate_gate(args, &label, change, verdict));
             }
             latency_lines(o, n, args, &label, &mut report, &mut regressions)?;
         }
@@ -565,6 +552,24 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
         write_plot(path, &plotted)?;
     }
     Ok(Comparison { report, regression })
+}
+
+/// What `--fail-on-regression` says of one rate row, when it fails it. One
+/// rule: the gate fails only what the verdict calls slower, and what could
+/// not be judged at all (unless `--allow-missing`).
+fn rate_gate(
+    args: &CompareArgs,
+    label: &str,
+    change: Option<Change>,
+    verdict: Option<Verdict>,
+) -> Option<String> {
+    let limit = args.fail_on_regression.filter(|_| args.gate == "rate")?;
+    match (change, verdict) {
+        (Some(change), Some(verdict)) => verdict
+            .fails_gate(&change, limit)
+            .then(|| lines::regression(label, &change)),
+        _ => (!args.allow_missing).then(|| lines::unjudged_regression(label)),
+    }
 }
 
 /// A pair's row label: the benchmark (both, when they differ), and the
