@@ -33,7 +33,7 @@ use crate::common::*;
 /// would otherwise pass.
 const MIN_EXAMPLES: usize = 10;
 
-/// The README is the front page; the manual is in docs/ (issue 29).
+/// The README is the front page; the manual is in docs/.
 const README_MAX_LINES: usize = 200;
 
 const ANY_LINES: &str = "...";

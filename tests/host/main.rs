@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod architecture;
 mod attach;
 mod baseline_code;
 mod bodies;

@@ -184,7 +184,7 @@ fn assert_near(what: &str, got: f64, want: f64, tolerance: f64) {
     );
 }
 
-/// One definition per figure in every mode (issue 13, item 11): usecs/op
+/// One definition per figure in every mode: usecs/op
 /// is wall time over the operations of all producers, in a `--repeat` run
 /// as in a timed one, and the per-producer figures (ns/op/prod,
 /// usecs/op/cpu) are it times the producers. Each relation is checked on the
