@@ -7,6 +7,7 @@
 pub mod attach;
 pub mod attach_plot;
 pub mod calibrate;
+pub mod chart;
 pub mod compare;
 pub mod console;
 pub mod csv;
