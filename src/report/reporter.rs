@@ -145,7 +145,7 @@ impl Reporter {
     }
 
     /// The table of a body sweep: each body's rate, time and cost per hit.
-    pub fn body_table(&self, rows: &[crate::sweep::BodyRow]) -> Vec<String> {
+    pub fn body_table(&self, rows: &[crate::results::BodyRow]) -> Vec<String> {
         let mut lines = vec![format!(
             "Bodies of {} (cost: time per hit minus count's, paired run by run):",
             self.bench

@@ -178,7 +178,7 @@ pub fn sweep_table(
 
 /// The rows of a body sweep: `ktime  1.234 ± 0.010M/s  810.4 ns/hit
 /// +255.0 ± 12.3 ns/hit`, the interval (95 %) when there are several runs.
-pub fn body_table(rows: &[crate::sweep::BodyRow]) -> Vec<String> {
+pub fn body_table(rows: &[crate::results::BodyRow]) -> Vec<String> {
     let mut lines = vec![format!(
         "{:>10} {:>24} {:>10} {:>26} {:>8}",
         "body", "rate mean \u{00b1} sd", "ns/hit", "body cost ns/hit", "drops"
