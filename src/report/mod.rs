@@ -21,6 +21,7 @@ pub mod perf;
 pub mod plot;
 pub mod profile;
 pub mod reporter;
+pub mod sweep_tables;
 pub mod text;
 
 use std::path::{Path, PathBuf};
