@@ -16,7 +16,9 @@ use crate::noise::{Machine, Noise};
 use crate::profile::{Breakdown, Profile};
 use crate::runner::affinity::{format_cpu_list, Affinity, Placement};
 use crate::runner::FixedRun;
-use crate::stats::{Change, Decision, Over, RunStats, Sample, Sensitivity, Summary, Verdict};
+use crate::stats::{
+    Change, Decision, MeanSd, Over, RunStats, Sample, Sensitivity, Summary, Verdict,
+};
 
 /// Names this format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "bench-result/2";
@@ -252,6 +254,24 @@ pub struct Options {
 
 fn is_false(value: &bool) -> bool {
     !value
+}
+
+/// One body's line of a body sweep's table, filled by the sweep from its
+/// runs for the reporter to print.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyRow {
+    pub body: &'static str,
+    /// Hits per second, events dropped included (the probe's rate): over the
+    /// runs' means, or the seconds of the one run.
+    pub rate: MeanSd,
+    /// Events dropped, in % of the hits (the ringbuf body).
+    pub drops_pct: f64,
+    /// One producer's time per hit.
+    pub ns_per_hit: f64,
+    /// The body's cost per hit: the time per hit minus the count's, paired
+    /// run by run (the rounds interleave them); `None` for the count itself
+    /// or when the sweep has no count.
+    pub cost_ns: Option<RunStats>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,8 +4,9 @@ use crate::benches::{self, Benchmark};
 use crate::config::{Body, RunConfig, SweepParam, SweepSpec, MAX_THREADS};
 use crate::error::{Error, Result};
 use crate::lists::{parse_ranges, ListSyntax};
+pub use crate::results::BodyRow;
 use crate::results::RunRecord;
-use crate::stats::{self, MeanSd, RunStats, Summary};
+use crate::stats::{self, MeanSd, Summary};
 
 /// The most values one sweep may take.
 pub const MAX_POINTS: usize = 256;
@@ -166,23 +167,6 @@ pub fn points(spec: &SweepSpec, bench: &dyn Benchmark, base: &RunConfig) -> Resu
             Ok(config)
         })
         .collect()
-}
-
-/// One body's line of a body sweep's table.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BodyRow {
-    pub body: &'static str,
-    /// Hits per second, events dropped included (the probe's rate): over the
-    /// runs' means, or the seconds of the one run.
-    pub rate: MeanSd,
-    /// Events dropped, in % of the hits (the ringbuf body).
-    pub drops_pct: f64,
-    /// One producer's time per hit.
-    pub ns_per_hit: f64,
-    /// The body's cost per hit: the time per hit minus the count's, paired
-    /// run by run (the rounds interleave them); `None` for the count itself
-    /// or when the sweep has no count.
-    pub cost_ns: Option<RunStats>,
 }
 
 /// One producer's time per hit in a run, from its probe rate.

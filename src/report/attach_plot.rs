@@ -29,7 +29,7 @@ pub fn render(bench: &str, param: &str, levels: &[CycleLevel]) -> Result<String>
         let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
         let mut chart =
-            super::plot::chart_on(&root, &format!("{bench}: \u{b5}s per probe by {param}"))
+            super::chart::chart_on(&root, &format!("{bench}: \u{b5}s per probe by {param}"))
                 .build_cartesian_2d(
                     (0.5..x_max).log_scale(),
                     (y_min.max(1e-3)..y_max).log_scale(),
@@ -58,7 +58,7 @@ pub fn render(bench: &str, param: &str, levels: &[CycleLevel]) -> Result<String>
                 )
                 .map_err(|e| fail(e.to_string()))?;
         }
-        super::plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
+        super::chart::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
             .map_err(|e| fail(e.to_string()))?;
         root.present().map_err(|e| fail(e.to_string()))?;
     }

@@ -43,7 +43,7 @@ where
     DB::ErrorType: 'static,
     CT: CoordTranslate,
 {
-    super::plot::draw_legend(chart, SeriesLabelPosition::UpperLeft).map_err(fail)
+    super::chart::draw_legend(chart, SeriesLabelPosition::UpperLeft).map_err(fail)
 }
 
 /// The points of a histogram's percentile curve: (1/(1 − q), ns), q the
@@ -96,7 +96,7 @@ pub fn distribution(title: &str, series: &[(&str, &[[u64; 2]])]) -> Result<Strin
     {
         let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
         root.fill(&WHITE).map_err(fail)?;
-        let mut chart = super::plot::chart_on(&root, title)
+        let mut chart = super::chart::chart_on(&root, title)
             .build_cartesian_2d((1f64..x_max).log_scale(), (y_min..y_max * 1.5).log_scale())
             .map_err(fail)?;
         chart
@@ -125,7 +125,7 @@ pub fn by_sweep(title: &str, param: &str, points: &[(u64, Percentiles)]) -> Resu
     {
         let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
         root.fill(&WHITE).map_err(fail)?;
-        let mut chart = super::plot::chart_on(&root, title)
+        let mut chart = super::chart::chart_on(&root, title)
             .build_cartesian_2d((x_min - pad)..(x_max + pad), 0.0..y_max)
             .map_err(fail)?;
         chart

@@ -7,6 +7,7 @@
 pub mod attach;
 pub mod attach_plot;
 pub mod calibrate;
+pub mod chart;
 pub mod compare;
 pub mod console;
 pub mod csv;
@@ -20,6 +21,7 @@ pub mod perf;
 pub mod plot;
 pub mod profile;
 pub mod reporter;
+pub mod sweep_tables;
 pub mod text;
 
 use std::path::{Path, PathBuf};

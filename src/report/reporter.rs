@@ -2,7 +2,7 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{latency, perf, text};
+use super::{latency, perf, sweep_tables, text};
 use crate::benches::{Benchmark, Metric, PerfFormat, Piece};
 use crate::config::RunConfig;
 use crate::latency::{LatencyOverRuns, LatencyRecord};
@@ -140,17 +140,14 @@ impl Reporter {
         producers_swept: bool,
     ) -> Vec<String> {
         let mut lines = vec![format!("Sweep of {param} for {}:", self.bench)];
-        lines.extend(text::sweep_table(param, points, producers_swept));
+        lines.extend(sweep_tables::sweep_table(param, points, producers_swept));
         lines
     }
 
     /// The table of a body sweep: each body's rate, time and cost per hit.
-    pub fn body_table(&self, rows: &[crate::sweep::BodyRow]) -> Vec<String> {
-        let mut lines = vec![format!(
-            "Bodies of {} (cost: time per hit minus count's, paired run by run):",
-            self.bench
-        )];
-        lines.extend(text::body_table(rows));
+    pub fn body_table(&self, rows: &[crate::results::BodyRow]) -> Vec<String> {
+        let mut lines = vec![sweep_tables::body_table_title(self.bench, rows)];
+        lines.extend(sweep_tables::body_table(rows));
         lines
     }
 }

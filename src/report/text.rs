@@ -1,12 +1,12 @@
 //! The kernel runner's text format. Scripts parse the last line with
 //! `tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-`: keep the field layout.
 
-use super::{rate_with_sd, scaled};
+use super::scaled;
 use crate::config::Repetition;
 use crate::noise::{Noise, NoiseKind};
 use crate::results::{PrecisionRecord, SequentialRecord, StopReason};
 use crate::runner::{FixedRun, Phase};
-use crate::stats::{Change, MeanSd, RunStats, Sample, Sensitivity, Summary, Verdict};
+use crate::stats::{Change, RunStats, Sample, Sensitivity, Summary, Verdict};
 
 fn mega(per_sec: f64) -> f64 {
     per_sec / 1e6
@@ -134,71 +134,6 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize, emulated: bool
     ];
     if emulated {
         lines.push(format!("# {}", EMULATED.trim_start_matches(", ")));
-    }
-    lines
-}
-
-/// The table after a sweep: each value's rate, per-producer rate, the rate
-/// relative to the first value and, for producers, the scaling efficiency.
-pub fn sweep_table(
-    param: &str,
-    points: &[(u64, usize, MeanSd)],
-    producers_swept: bool,
-) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{param:>16} {:>24} {:>14} {:>9}{}",
-        "mean \u{00b1} sd",
-        "per producer",
-        "relative",
-        if producers_swept { "  efficiency" } else { "" }
-    )];
-    let Some(&(first_value, _, first)) = points.first() else {
-        return lines;
-    };
-    for &(value, producers, rate) in points {
-        let (per_producer, unit) = scaled(rate.mean / producers.max(1) as f64);
-        let relative = if first.mean > 0.0 {
-            rate.mean / first.mean
-        } else {
-            0.0
-        };
-        let mut line = format!(
-            "{value:>16} {:>24} {:>11.3}{unit}/s {relative:>9.3}",
-            rate_with_sd(rate.mean, rate.sd),
-            per_producer
-        );
-        if producers_swept && first_value > 0 {
-            let ideal = value as f64 / first_value as f64;
-            line.push_str(&format!(" {:>10.1}%", relative / ideal * 100.0));
-        }
-        lines.push(line);
-    }
-    lines
-}
-
-/// The rows of a body sweep: `ktime  1.234 ± 0.010M/s  810.4 ns/hit
-/// +255.0 ± 12.3 ns/hit`, the interval (95 %) when there are several runs.
-pub fn body_table(rows: &[crate::sweep::BodyRow]) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{:>10} {:>24} {:>10} {:>26} {:>8}",
-        "body", "rate mean \u{00b1} sd", "ns/hit", "body cost ns/hit", "drops"
-    )];
-    for row in rows {
-        let cost = match &row.cost_ns {
-            None if row.body == "count" => "(reference)".to_string(),
-            None => "n/a".to_string(),
-            Some(cost) => match cost.ci95 {
-                Some(half) => format!("{:+.1} \u{00b1} {half:.1} (95 % CI)", cost.mean),
-                None => format!("{:+.1}", cost.mean),
-            },
-        };
-        lines.push(format!(
-            "{:>10} {:>24} {:>10.1} {cost:>26} {:>7.1}%",
-            row.body,
-            rate_with_sd(row.rate.mean, row.rate.sd),
-            row.ns_per_hit,
-            row.drops_pct
-        ));
     }
     lines
 }
@@ -605,39 +540,6 @@ mod tests {
             "Summary: ops   35.123 \u{b1} 0.456K/s ( 17.561K/prod), usecs/op     28.471 \u{b1} 0.370, usecs/op/cpu     56.942"
         );
         assert_eq!(kernel_cut(&line).trim(), "35.123 \u{b1} 0.456K/s");
-    }
-
-    #[test]
-    fn sweep_tables_show_relative_rate_and_efficiency() {
-        let points = [
-            (
-                1,
-                1,
-                MeanSd {
-                    mean: 10e6,
-                    sd: 0.1e6,
-                },
-            ),
-            (
-                2,
-                2,
-                MeanSd {
-                    mean: 19e6,
-                    sd: 0.2e6,
-                },
-            ),
-        ];
-        let lines = sweep_table("producers", &points, true);
-        assert_eq!(lines.len(), 3);
-        assert!(lines[2].contains("19.000 \u{b1} 0.200M/s"), "{}", lines[2]);
-        assert!(lines[2].contains("9.500M/s"), "{}", lines[2]);
-        assert!(
-            lines[2].contains("1.900") && lines[2].ends_with("95.0%"),
-            "{}",
-            lines[2]
-        );
-        let lines = sweep_table("breakpoints", &points, false);
-        assert!(!lines[0].contains("efficiency"));
     }
 
     #[test]

@@ -11,10 +11,12 @@
 //! `cpu % consumers`), or, for the perf buffer, the per-CPU buffers whose
 //! index is its id modulo the consumer count.
 
+mod counter;
 mod epoll;
 mod perf_buffer;
 mod perf_rings;
 mod ring;
+mod sys;
 mod workload;
 
 use std::os::fd::{AsFd, AsRawFd};
@@ -23,11 +25,11 @@ use libbpf_rs::libbpf_sys;
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 
+pub(crate) use self::counter::PaddedCounter;
 pub(crate) use self::epoll::Epoll;
 use self::perf_buffer::LibbpfPerfBuffer;
 use self::perf_rings::PerfRings;
 pub(crate) use self::ring::MappedRing;
-pub(crate) use self::workload::PaddedCounter;
 use self::workload::{consumer_epolls, BufWorkload, Buffers};
 use super::{Benchmark, Info, Workers};
 use crate::bpf::skel::ringbuf::{RingbufSkel, RingbufSkelBuilder};

@@ -6,7 +6,8 @@ use std::ptr::NonNull;
 
 use libbpf_rs::libbpf_sys;
 
-use super::workload::{os_error, PaddedCounter};
+use super::counter::PaddedCounter;
+use super::sys::os_error;
 use super::Settings;
 use crate::bpf::skel::ringbuf::RingbufSkel;
 use crate::error::{Error, Result};

@@ -2,34 +2,21 @@
 //! BPF program emit, and each kind of consumer's loop.
 
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use libbpf_rs::{Link, MapHandle, RingBufferBuilder};
 
+use super::counter::PaddedCounter;
 use super::epoll::Epoll;
 use super::perf_buffer::LibbpfPerfBuffer;
 use super::perf_rings::PerfRings;
 use super::ring::MappedRing;
+use super::sys::os_error;
 use crate::bpf::skel::ringbuf::RingbufSkel;
 use crate::bpf::{HitCounters, Owned};
 use crate::error::{Error, Result};
 use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
-
-/// A counter alone on its cache line, so consumers never share one.
-#[repr(align(128))]
-#[derive(Default)]
-pub(crate) struct PaddedCounter(pub(crate) AtomicU64);
-
-impl PaddedCounter {
-    #[inline(always)]
-    pub(crate) fn add(&self, n: u64) {
-        // Only one consumer writes a given counter: a plain load and store is
-        // exact and cheaper than an atomic add.
-        let c = &self.0;
-        c.store(c.load(Ordering::Relaxed) + n, Ordering::Relaxed);
-    }
-}
 
 pub(super) enum Buffers {
     RbLibbpf(Vec<MapHandle>),
@@ -99,13 +86,6 @@ fn trigger() {
 /// wake-up at the end of a run.
 fn interrupted(rc: i32) -> bool {
     rc == -libc::EINTR
-}
-
-pub(super) fn os_error(what: &str, rc: i32) -> Error {
-    Error::runtime(format!(
-        "{what} failed: {}",
-        std::io::Error::from_raw_os_error(rc.saturating_abs())
-    ))
 }
 
 impl Workload for BufWorkload {

@@ -1,0 +1,237 @@
+//! One side of a comparison as loaded: each configuration's runs in a result
+//! file, and the options that say whether two of them are comparable.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::benches;
+use crate::error::{Error, Result};
+use crate::report::compare as lines;
+use crate::results::{ResultFile, RunRecord};
+use crate::runner::cycles::{CycleRecord, Timing};
+use crate::stats::mean_sd;
+
+/// A configuration's runs in one file (one, or one per `--runs` repetition),
+/// and where they came from.
+pub(super) struct Entry {
+    pub(super) file: PathBuf,
+    pub(super) benchmark: String,
+    pub(super) param: Option<String>,
+    /// The file or one of the runs was interrupted.
+    pub(super) partial: bool,
+    pub(super) runs: Vec<RunRecord>,
+    pub(super) option_set: BTreeMap<String, String>,
+    /// The identity of the interleaved invocation that wrote the file.
+    pub(super) interleaved: Option<String>,
+}
+
+impl Entry {
+    pub(super) fn sweep_value(&self) -> Option<u64> {
+        self.runs.first().and_then(|r| r.sweep_value)
+    }
+
+    pub(super) fn key(&self) -> (String, Option<String>, Option<u64>) {
+        (
+            self.benchmark.clone(),
+            self.param.clone(),
+            self.sweep_value(),
+        )
+    }
+
+    pub(super) fn label(&self) -> String {
+        match (&self.param, self.sweep_value()) {
+            (Some(param), Some(v)) => format!("{} {param}={v}", self.benchmark),
+            _ => self.benchmark.clone(),
+        }
+    }
+
+    pub(super) fn file_name(&self) -> String {
+        lines::printable(&self.file.file_name().map_or_else(
+            || self.file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ))
+    }
+
+    /// The headline rate of each measured second, run by run, as the
+    /// benchmark's metric ranks it (hits, or all operations); hits for a name
+    /// the registry no longer knows. Runs that measured nothing are left out.
+    pub(super) fn rates(&self) -> Vec<Vec<f64>> {
+        self.rates_of_every_run()
+            .into_iter()
+            .filter(|seconds| !seconds.is_empty())
+            .collect()
+    }
+
+    /// [`rates`](Self::rates), one entry per run, empty where a run measured
+    /// nothing.
+    pub(super) fn rates_of_every_run(&self) -> Vec<Vec<f64>> {
+        let metric = benches::find(&self.benchmark).map(|b| b.metric());
+        self.runs
+            .iter()
+            .map(|run| {
+                run.samples
+                    .iter()
+                    .filter(|s| !s.warmup)
+                    .map(|s| match &metric {
+                        Some(metric) => metric.sample_rate(s),
+                        None => s.hits_per_sec(),
+                    })
+                    .collect::<Vec<f64>>()
+            })
+            .collect()
+    }
+
+    /// Each measured run's mean headline rate, by its round (`repetition`).
+    pub(super) fn round_means(&self) -> Vec<(u32, f64)> {
+        self.runs
+            .iter()
+            .zip(self.rates_of_every_run())
+            .filter_map(|(run, seconds)| Some((run.repetition?, seconds)))
+            .filter(|(_, seconds)| !seconds.is_empty())
+            .map(|(round, seconds)| (round, mean_sd(&seconds).mean))
+            .collect()
+    }
+
+    /// The runs' latency histograms merged, when they have them.
+    pub(super) fn merged_latency(&self) -> Option<Vec<[u64; 2]>> {
+        let mut merged = crate::latency::Distribution::new();
+        for run in &self.runs {
+            merged.add(&run.latency.as_ref()?.distribution().ok()?);
+        }
+        (merged.count() > 0).then(|| merged.buckets())
+    }
+
+    /// What the pair is judged by: the headline rate, or for an attach
+    /// benchmark two figures, each run's attach and detach rates in probes
+    /// per second, so that a lower time per probe is the faster.
+    pub(super) fn figures(&self) -> Vec<(Option<&'static str>, Vec<Vec<f64>>)> {
+        if !self.runs.iter().any(|r| r.cycle.is_some()) {
+            return vec![(None, self.rates())];
+        }
+        let per_sec = |pick: fn(&CycleRecord) -> &Timing| {
+            self.runs
+                .iter()
+                .filter_map(|r| r.cycle.as_ref())
+                .map(|c| vec![1e6 / pick(c).us_per_probe(c.probes)])
+                .collect()
+        };
+        vec![
+            (Some("attach"), per_sec(|c| &c.attach)),
+            (Some("detach"), per_sec(|c| &c.detach)),
+        ]
+    }
+
+    /// Why there is nothing to compare, when there is not.
+    pub(super) fn nothing_measured(&self) -> Option<&'static str> {
+        let runs = &self.runs;
+        let measured = |r: &RunRecord| r.cycle.is_some() || r.samples.iter().any(|s| !s.warmup);
+        if runs.is_empty() {
+            Some("holds no run (the benchmark was refused, or stopped before its first run)")
+        } else if runs.iter().any(measured) {
+            None
+        } else if runs.iter().any(|r| r.fixed.is_some()) {
+            Some("is a --repeat run, with no per-second samples")
+        } else if self.partial {
+            Some("was interrupted before measuring")
+        } else {
+            Some("has no measured samples")
+        }
+    }
+}
+
+/// The recorded options that say how long a run lasted, not what it measured:
+/// the only ones two comparable results may differ in.
+const TIMING_OPTIONS: [&str; 3] = ["warmup_secs", "duration_secs", "repeat"];
+
+/// The options that make two results comparable: every recorded option (so
+/// that one added later is compared too) but the timing of the run, with
+/// the run's own producers and benchmark options where a sweep changed them.
+fn option_set(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
+    let mut set = BTreeMap::new();
+    // Plain structs of numbers and strings always serialise to an object.
+    if let Ok(serde_json::Value::Object(options)) = serde_json::to_value(&file.options) {
+        for (name, value) in options {
+            if TIMING_OPTIONS.contains(&name.as_str()) || name == "params" {
+                continue;
+            }
+            let value = match value {
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            };
+            set.insert(lines::printable(&name), lines::printable(&value));
+        }
+    }
+    set.insert("producers".to_string(), run.producers.to_string());
+    for (k, v) in &run.params {
+        set.insert(lines::printable(k), v.to_string());
+    }
+    set
+}
+
+/// The entries of one side: a result file, or every `.json` file of a
+/// directory, in name order.
+pub(super) fn load_side(path: &Path) -> Result<Vec<Entry>> {
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(Error::usage(format!(
+                "{} holds no .json result file",
+                path.display()
+            )));
+        }
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut entries = Vec::new();
+    for file in files {
+        let result = ResultFile::load(&file)?;
+        // Names come from files anyone could have written: never let them
+        // drive the terminal.
+        let benchmark = lines::printable(&result.benchmark);
+        let param = result.sweep.as_ref().map(|s| lines::printable(&s.param));
+        if result.runs.is_empty() {
+            entries.push(Entry {
+                file: file.clone(),
+                benchmark,
+                param,
+                partial: result.partial,
+                option_set: BTreeMap::new(),
+                runs: Vec::new(),
+                interleaved: result.interleaved.clone(),
+            });
+            continue;
+        }
+        // One entry per configuration: a sweep's points, each with all its
+        // repetitions, in the order they first appear.
+        let mut first: Vec<&RunRecord> = Vec::new();
+        for run in &result.runs {
+            if !first.iter().any(|f| f.sweep_value == run.sweep_value) {
+                first.push(run);
+            }
+        }
+        for head in first {
+            let runs: Vec<RunRecord> = result
+                .runs
+                .iter()
+                .filter(|r| r.sweep_value == head.sweep_value)
+                .cloned()
+                .collect();
+            entries.push(Entry {
+                file: file.clone(),
+                benchmark: benchmark.clone(),
+                param: param.clone(),
+                partial: result.partial || runs.iter().any(|r| r.partial),
+                option_set: option_set(&result, head),
+                interleaved: result.interleaved.clone(),
+                runs,
+            });
+        }
+    }
+    Ok(entries)
+}

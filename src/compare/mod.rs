@@ -1,0 +1,319 @@
+//! `bench compare OLD NEW...`: is the difference real? For each benchmark in
+//! both, old and new mean ± sd of its headline rate, the change with its 95 %
+//! confidence interval, and a verdict. With two runs or more on each side the
+//! runs are the observations (their means, Welch's t); with one run on a side
+//! only its seconds are, and the row says that the drift between runs is not
+//! in the interval.
+
+mod entry;
+mod latency;
+mod pairing;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::report::compare::{self as lines, Row, Side};
+use crate::stats::{self, mean_sd, Basis, Change, MeanSd, Sensitivity, Verdict};
+use entry::{load_side, Entry};
+use latency::{latency_rows, latency_series, write_plot};
+use pairing::{pair_label, pair_up, partial_side, Pairing};
+
+pub const AFTER_HELP: &str = "Each benchmark is judged by its headline rate: hits per second, \
+or all operations per second for the perf family (syscall-*, breakpoint-*). With two runs or \
+more on each side (bench --runs N), each run's mean is one observation and the change's 95 % \
+interval holds the drift between runs; with one run on a side, the seconds of that run are the \
+observations and the row is marked '1 run': their interval leaves the drift out, so rerun with \
+--runs 3 or more before trusting it. One rule gives every verdict and the gate: a change is \
+'faster' or 'slower' when its interval excludes no change (p < 0.05) and it is at least the noise \
+floor (--noise); otherwise 'no significant change'. --fail-on-regression PCT fails only a row whose \
+verdict is 'slower' by more than PCT. Beside 'no significant change', what the runs could have \
+detected (95 % confidence, 80 % power) and the runs a side that would detect --effect PCT. Two \
+files written by one interleaved invocation (bench A B --runs N --json DIR) are paired round by \
+round, as its closing table is. Results of --latency runs add a row per latency figure \
+(p50 ... max, mean; ns): its change, with an interval from two runs a side (or, for p50 and p99, \
+from the seconds of one run); a longer time is 'slower'. --gate p99 (or another figure) makes \
+--fail-on-regression judge that figure instead of the rate. Rows of interrupted runs are marked [partial]; file names are \
+shown where a benchmark has more than one file. Exit codes: 0 ok, 2 bad usage, 6 a regression \
+beyond --fail-on-regression.";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// The baseline: a result file, or a directory of them.
+    #[arg(value_name = "OLD")]
+    old: PathBuf,
+    /// Results to hold against the baseline: files or directories.
+    #[arg(value_name = "NEW", required = true)]
+    new: Vec<PathBuf>,
+    /// Changes smaller than PCT percent are not called a change.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = percent,
+          allow_hyphen_values = true)]
+    noise: f64,
+    /// Exit with code 6 when a benchmark got significantly slower by more than PCT percent.
+    #[arg(long, value_name = "PCT", value_parser = percent, allow_hyphen_values = true)]
+    fail_on_regression: Option<f64>,
+    /// Compare even different benchmarks or option sets.
+    #[arg(long)]
+    force: bool,
+    /// A benchmark found on one side only, or one that measured nothing or
+    /// too little to judge on a side, does not fail --fail-on-regression (it
+    /// is listed either way).
+    #[arg(long)]
+    allow_missing: bool,
+    /// The change to plan runs for: beside "no significant change", how many
+    /// runs a side would detect PCT percent.
+    #[arg(long, value_name = "PCT", default_value_t = stats::DEFAULT_EFFECT_PCT,
+          value_parser = percent, allow_hyphen_values = true)]
+    effect: f64,
+    /// What --fail-on-regression judges: the headline rate (`rate`), or a
+    /// latency figure of --latency runs (p50, p90, p99, p99.9, p99.99, max, mean).
+    #[arg(long, value_name = "WHAT", default_value = "rate", value_parser = gate)]
+    gate: String,
+    /// Draw the latency distributions of both sides (results of --latency
+    /// runs), one line each, in FILE.svg.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+}
+
+/// The figures `--gate` takes.
+const GATES: [&str; 8] = [
+    "rate", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean",
+];
+
+fn gate(text: &str) -> std::result::Result<String, String> {
+    match GATES.contains(&text) {
+        true => Ok(text.to_string()),
+        false => Err(format!("expected one of {}", GATES.join(", "))),
+    }
+}
+
+fn percent(text: &str) -> std::result::Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("expected a percentage, got '{text}'"))?;
+    if !(0.0..=1000.0).contains(&value) {
+        return Err("must be between 0 and 1000".into());
+    }
+    Ok(value)
+}
+
+/// What one side of a pair shows: mean ± sd of its run means (several
+/// runs), or of its seconds (one run).
+fn side_figures(runs: &[Vec<f64>]) -> MeanSd {
+    if runs.len() >= 2 {
+        mean_sd(&runs.iter().map(|r| mean_sd(r).mean).collect::<Vec<f64>>())
+    } else {
+        mean_sd(&runs.iter().flatten().copied().collect::<Vec<f64>>())
+    }
+}
+
+/// Lists the configurations found on one side only; each fails the gate
+/// unless `--allow-missing`.
+fn report_missing(
+    missing: &[(String, Side)],
+    args: &CompareArgs,
+    new_path: &Path,
+    report: &mut Vec<String>,
+    regressions: &mut Vec<String>,
+) {
+    for (label, absent_from) in missing {
+        let absent_from = if *absent_from == Side::Old {
+            &args.old
+        } else {
+            new_path
+        };
+        report.push(lines::missing(label, absent_from));
+        if args.fail_on_regression.is_some() && !args.allow_missing {
+            regressions.push(lines::missing_regression(label, absent_from));
+        }
+    }
+}
+
+/// The latency rows of a pair under its rate's row, and the regressions
+/// `--gate` finds in them.
+fn latency_lines(
+    o: &Entry,
+    n: &Entry,
+    args: &CompareArgs,
+    label: &str,
+    report: &mut Vec<String>,
+    regressions: &mut Vec<String>,
+) -> Result<()> {
+    let latency = latency_rows(o, n, args.noise);
+    if args.gate != "rate" && latency.is_empty() {
+        return Err(Error::usage(format!(
+            "--gate {} judges a latency percentile, and {label} has none on both sides (record them with --latency)",
+            args.gate
+        )));
+    }
+    for figure in latency {
+        report.push(lines::latency_row(&figure));
+        if let (Some(limit), Some(change), Some(verdict), true) = (
+            args.fail_on_regression,
+            figure.change,
+            figure.verdict,
+            figure.name == args.gate,
+        ) {
+            if verdict.fails_time_gate(&change, limit) {
+                regressions.push(lines::latency_regression(label, &figure.name, &change));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a comparison gives: its report, and the regression that fails it.
+pub struct Comparison {
+    pub report: Vec<String>,
+    pub regression: Option<Error>,
+}
+
+pub fn run(args: &CompareArgs) -> Result<Comparison> {
+    let old = load_side(&args.old)?;
+    let mut report = Vec::new();
+    let mut regressions = Vec::new();
+    let mut single_run = false;
+    let mut undecided = false;
+    let mut plotted: Vec<(String, Vec<[u64; 2]>)> = Vec::new();
+    for new_path in &args.new {
+        let new = load_side(new_path)?;
+        let Pairing { pairs, missing } = pair_up(&old, &new, (&args.old, new_path), args.force)?;
+        if args.new.len() > 1 {
+            report.push(lines::section(&args.old, new_path));
+        }
+        report.push(lines::header());
+        report_missing(&missing, args, new_path, &mut report, &mut regressions);
+        plotted.extend(latency_series(&pairs));
+        for (o, n) in pairs {
+            let label = pair_label(&old, &new, o, n);
+            let partial = partial_side(o, n);
+            if let Some((side, why)) = o
+                .nothing_measured()
+                .map(|w| ("old", w))
+                .or_else(|| n.nothing_measured().map(|w| ("new", w)))
+            {
+                report.push(lines::nothing_to_compare(&label, side, why));
+                // A benchmark that stopped working on one side must not pass
+                // the gate by having nothing to judge.
+                if args.fail_on_regression.is_some() && !args.allow_missing {
+                    regressions.push(lines::unmeasured_regression(&label, side, why));
+                }
+                continue;
+            }
+            for ((figure, old_runs), (_, new_runs)) in o.figures().into_iter().zip(n.figures()) {
+                let label = match figure {
+                    Some(figure) => lines::figure_label(&label, figure),
+                    None => label.clone(),
+                };
+                let (change, verdict, sensitivity) = judge(o, n, &old_runs, &new_runs, args);
+                single_run |= change.is_some_and(|c| c.basis == Basis::Seconds);
+                undecided |= sensitivity.is_some() && verdict == Some(Verdict::NoSignificantChange);
+                report.push(lines::row(&Row {
+                    label: &label,
+                    old: side_figures(&old_runs),
+                    new: side_figures(&new_runs),
+                    runs: (old_runs.len(), new_runs.len()),
+                    change,
+                    verdict,
+                    sensitivity,
+                    partial,
+                }));
+                regressions.extend(rate_gate(args, &label, change, verdict));
+            }
+            latency_lines(o, n, args, &label, &mut report, &mut regressions)?;
+        }
+    }
+    if single_run {
+        report.push(lines::single_run_note());
+    }
+    if undecided {
+        report.push(lines::detectable_note(args.effect));
+    }
+    let regression = (!regressions.is_empty()).then(|| {
+        Error::Regression(format!(
+            "regression beyond {}%: {}",
+            args.fail_on_regression.unwrap_or_default(),
+            regressions.join("; ")
+        ))
+    });
+    if let Some(path) = &args.plot {
+        write_plot(path, &plotted)?;
+    }
+    Ok(Comparison { report, regression })
+}
+
+/// What `--fail-on-regression` says of one rate row, when it fails it. One
+/// rule: the gate fails only what the verdict calls slower, and what could
+/// not be judged at all (unless `--allow-missing`).
+fn rate_gate(
+    args: &CompareArgs,
+    label: &str,
+    change: Option<Change>,
+    verdict: Option<Verdict>,
+) -> Option<String> {
+    let limit = args.fail_on_regression.filter(|_| args.gate == "rate")?;
+    match (change, verdict) {
+        (Some(change), Some(verdict)) => verdict
+            .fails_gate(&change, limit)
+            .then(|| lines::regression(label, &change)),
+        _ => (!args.allow_missing).then(|| lines::unjudged_regression(label)),
+    }
+}
+
+/// The change between two sides' runs, its verdict, and what the runs could
+/// have detected: paired round by round where the files prove one
+/// interleaved invocation wrote them, by Welch's test on the run means
+/// otherwise.
+fn judge(
+    o: &Entry,
+    n: &Entry,
+    old: &[Vec<f64>],
+    new: &[Vec<f64>],
+    args: &CompareArgs,
+) -> (Option<Change>, Option<Verdict>, Option<Sensitivity>) {
+    let (change, sensitivity) = match paired_rounds(o, n) {
+        Some((old, new)) => (
+            stats::paired_change(&old, &new),
+            stats::paired_sensitivity(&old, &new, args.effect, args.noise),
+        ),
+        None => (
+            stats::compare_runs(old, new),
+            stats::runs_sensitivity(old, new, args.effect, args.noise),
+        ),
+    };
+    let verdict = change.map(|c| Verdict::of(&c, args.noise));
+    (change, verdict, sensitivity)
+}
+
+/// The run means of the rounds both sides ran, in round order, when the
+/// files prove they came from one interleaved invocation (the same
+/// `interleaved` identity); `None` otherwise, or with fewer than two.
+fn paired_rounds(old: &Entry, new: &Entry) -> Option<(Vec<f64>, Vec<f64>)> {
+    if old.interleaved.is_none() || old.interleaved != new.interleaved {
+        return None;
+    }
+    let new_rounds = new.round_means();
+    let (old_means, new_means): (Vec<f64>, Vec<f64>) = old
+        .round_means()
+        .into_iter()
+        .filter_map(|(round, a)| {
+            let b = new_rounds.iter().find(|(r, _)| *r == round)?.1;
+            Some((a, b))
+        })
+        .unzip();
+    (old_means.len() >= 2).then_some((old_means, new_means))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_run_a_side_shows_its_seconds_several_their_run_means() {
+        let one = vec![vec![1.0, 2.0, 3.0]];
+        assert_eq!(side_figures(&one), mean_sd(&[1.0, 2.0, 3.0]));
+        let three = vec![vec![1.0, 3.0], vec![5.0], vec![8.0, 10.0]];
+        assert_eq!(side_figures(&three), mean_sd(&[2.0, 5.0, 9.0]));
+    }
+}
