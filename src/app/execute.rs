@@ -4,10 +4,10 @@
 
 use std::time::Instant;
 
+use super::figures::widest_interval;
 use super::one_run::{one_run, Profiling};
 use super::plan::{BenchPlan, Plan};
 use super::sequential;
-use crate::benches::Metric;
 use crate::config::{Repetition, RunRequest};
 use crate::error::{Error, Result};
 use crate::interrupt;
@@ -16,7 +16,6 @@ use crate::report::profile::profile_name;
 use crate::report::text;
 use crate::results::{PrecisionRecord, RunRecord, SequentialRecord, StopReason};
 use crate::runner::Phase;
-use crate::stats::{self, RunStats};
 
 /// `--precision` judges the interval from this many runs on.
 const PRECISION_MIN_RUNS: u32 = 3;
@@ -190,46 +189,4 @@ fn precision_record(
         stopped_by: reason,
         runs,
     })
-}
-
-/// Each run's mean headline rate, in run order (`None` for a run that
-/// measured nothing).
-pub(super) fn runs_means(metric: &Metric, runs: &[RunRecord]) -> Vec<Option<f64>> {
-    runs.iter()
-        .map(|r| metric.run_figures(r).first().copied())
-        .collect()
-}
-
-/// The widest 95 % interval, in % of its mean, over every configuration
-/// and every figure it is judged by (attach and detach times for an attach
-/// benchmark); `None` while one has no interval yet.
-fn widest_interval(benches: &[BenchPlan], records: &[Vec<Vec<RunRecord>>]) -> Option<f64> {
-    let mut widest: f64 = 0.0;
-    for (bench, points) in benches.iter().zip(records) {
-        for runs in points {
-            let figures = runs
-                .first()
-                .map_or(1, |r| bench.metric.run_figures(r).len().max(1));
-            for figure in 0..figures {
-                let stats = run_level_figure(&bench.metric, runs, figure)?;
-                widest = widest.max(stats.ci_percent()?);
-            }
-        }
-    }
-    Some(widest)
-}
-
-/// The headline rate's statistics over `runs`' means.
-pub(super) fn run_level_headline(metric: &Metric, runs: &[RunRecord]) -> Option<RunStats> {
-    run_level_figure(metric, runs, 0)
-}
-
-/// One of the figures a run is judged by ([`Metric::run_figures`]), over
-/// `runs`.
-fn run_level_figure(metric: &Metric, runs: &[RunRecord], figure: usize) -> Option<RunStats> {
-    let means: Vec<f64> = runs
-        .iter()
-        .filter_map(|r| metric.run_figures(r).get(figure).copied())
-        .collect();
-    stats::run_stats(&means)
 }

@@ -12,6 +12,7 @@
 //! back-to-back runs tends to be the faster).
 
 mod execute;
+mod figures;
 mod one_run;
 mod plan;
 mod publish;

@@ -2,7 +2,8 @@
 //! table, the runs line, the table of interleaved benchmarks), the result of
 //! each benchmark, its exports, and the words of an interrupt.
 
-use super::execute::{run_level_headline, runs_means, Execution};
+use super::execute::Execution;
+use super::figures::{run_level_headline, runs_means};
 use super::plan::{BenchPlan, Plan};
 use crate::benches::Metric;
 use crate::config::{RunRequest, SweepParam};

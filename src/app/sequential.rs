@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::execute::runs_means;
+use super::figures::runs_means;
 use super::plan::Plan;
 use crate::config::Repetition;
 use crate::results::{RunRecord, SequentialDecision, SequentialRecord, StopReason};
