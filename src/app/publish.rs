@@ -5,12 +5,12 @@
 use super::execute::Execution;
 use super::figures::{run_level_headline, runs_means};
 use super::plan::{BenchPlan, Plan};
+use super::runs::Lines;
 use crate::benches::Metric;
 use crate::config::{RunRequest, SweepParam};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::latency::LatencyOverRuns;
-use crate::report::console::Console;
 use crate::report::text::{self, TableRow};
 use crate::results::Tool;
 use crate::results::{
@@ -31,7 +31,7 @@ pub(super) fn publish(
     request: &RunRequest,
     plan: &Plan,
     execution: Execution,
-    console: &mut Console,
+    console: &dyn Lines,
 ) -> Result<()> {
     let Execution {
         records,
@@ -113,7 +113,7 @@ fn closing_table(
     rounds: u32,
     precision: &Option<PrecisionRecord>,
     sequential: &Option<SequentialRecord>,
-    console: &Console,
+    console: &dyn Lines,
 ) {
     let mut lines = if request.markdown {
         text::interleaved_markdown(rows)
@@ -135,7 +135,7 @@ fn cycle_levels(
     request: &RunRequest,
     bench: &BenchPlan,
     points: &[Vec<RunRecord>],
-    console: &Console,
+    console: &dyn Lines,
 ) -> Vec<results::CycleLevel> {
     let (lines, levels) = crate::attach::run::over_runs(
         bench.bench.name(),
@@ -203,7 +203,7 @@ fn runs_lines<'a>(
     points: &[Vec<RunRecord>],
     run_stats: &[RunLevel],
     precision: &Option<PrecisionRecord>,
-    console: &Console,
+    console: &dyn Lines,
 ) -> Option<TableEntry<'a>> {
     if request.sweep.is_some() {
         return None;

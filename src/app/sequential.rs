@@ -2,8 +2,6 @@
 //! first over the rounds so far, judged at the level adjusted for the
 //! planned looks; the rounds stop when all are decided or a bound is reached.
 
-use std::time::Instant;
-
 use super::figures::runs_means;
 use super::plan::Plan;
 use crate::config::Repetition;
@@ -55,20 +53,20 @@ pub(super) fn decided(
     records: &[Vec<Vec<RunRecord>>],
     rounds: u32,
     repetition: &Repetition,
-    started: Instant,
+    elapsed: u64,
 ) -> Option<SequentialRecord> {
     let within = repetition.until_decided?;
     let mut record = record(plan, records, repetition, within, StopReason::Interrupt);
-    record.stopped_by = stop(&record, rounds, repetition, started)?;
+    record.stopped_by = stop(&record, rounds, repetition, elapsed)?;
     Some(record)
 }
 
-/// Why the rounds stop after `rounds`, if they do.
+/// Why the rounds stop after `rounds`, `elapsed` seconds in, if they do.
 fn stop(
     record: &SequentialRecord,
     rounds: u32,
     repetition: &Repetition,
-    started: Instant,
+    elapsed: u64,
 ) -> Option<StopReason> {
     let all = |d: Decision| record.decisions.iter().all(|x| x.decision == d);
     let decided = rounds >= stats::FIRST_LOOK
@@ -85,7 +83,7 @@ fn stop(
         Some(StopReason::Decided)
     } else if rounds >= repetition.max_runs {
         Some(StopReason::MaxRuns)
-    } else if started.elapsed().as_secs() >= repetition.max_secs {
+    } else if elapsed >= repetition.max_secs {
         Some(StopReason::MaxTime)
     } else {
         None
