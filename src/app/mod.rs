@@ -31,3 +31,8 @@ pub fn run(request: &RunRequest) -> Result<()> {
     let execution = execute::execute(&plan, request, &mut console, &mut runs::KernelRuns::start());
     publish::publish(request, &plan, execution, &console)
 }
+
+#[cfg(test)]
+mod mock;
+#[cfg(test)]
+mod tests;
