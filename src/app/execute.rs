@@ -95,8 +95,13 @@ pub(super) fn execute<C: Lines>(
             false => StopReason::MaxRuns,
         };
         let records = &execution.records;
+        let look = (repetition, within);
         execution.sequential = Some(sequential::record(
-            plan, records, repetition, within, reason,
+            plan,
+            records,
+            execution.rounds,
+            look,
+            reason,
         ));
     }
     if execution.precision.is_none() {

@@ -41,6 +41,11 @@ pub(super) fn publish(
         precision,
         sequential,
     } = execution;
+    // A round stopped part-way leaves more runs to some than `rounds`.
+    let begun = records
+        .iter()
+        .flatten()
+        .any(|runs| runs.len() > rounds as usize);
     // A failure part-way keeps the runs already measured.
     if records.iter().flatten().all(|runs| runs.is_empty()) {
         if let Some(err) = failure {
@@ -54,7 +59,7 @@ pub(super) fn publish(
     for (bench, points) in plan.benches.iter().zip(records) {
         let cycles = bench.metric == Metric::Cycles;
         let cycle_stats = match cycles {
-            true => cycle_levels(request, bench, &points, console),
+            true => cycle_levels(request, bench, &points, precision.as_ref(), console),
             false => Vec::new(),
         };
         let run_stats = run_levels(bench, &points, request.repetition.is_repeated());
@@ -94,7 +99,14 @@ pub(super) fn publish(
     }
     if !table.is_empty() {
         let rows = comparison_rows(&table, request.effect_pct);
-        closing_table(request, &rows, rounds, &precision, &sequential, console);
+        closing_table(
+            request,
+            &rows,
+            (rounds, begun),
+            &precision,
+            &sequential,
+            console,
+        );
         attach_comparisons(&mut results, &rows);
     }
     plan.exports.write(&results)?;
@@ -105,12 +117,13 @@ pub(super) fn publish(
     }
 }
 
-/// The closing table of several benchmarks, text or Markdown, what
+/// The closing table of several benchmarks (after `rounds` complete rounds,
+/// and part of another when `begun`), text or Markdown, what
 /// `--until-decided` decided, and what "could see" means.
 fn closing_table(
     request: &RunRequest,
     rows: &[TableRow],
-    rounds: u32,
+    rounds: (u32, bool),
     precision: &Option<PrecisionRecord>,
     sequential: &Option<SequentialRecord>,
     console: &dyn Lines,
@@ -135,12 +148,14 @@ fn cycle_levels(
     request: &RunRequest,
     bench: &BenchPlan,
     points: &[Vec<RunRecord>],
+    precision: Option<&PrecisionRecord>,
     console: &dyn Lines,
 ) -> Vec<results::CycleLevel> {
     let (lines, levels) = crate::attach::run::over_runs(
         bench.bench.name(),
         bench.points.iter().map(|p| p.value).zip(points),
         request.sweep.as_ref().map(|s| s.param.name()),
+        precision,
     );
     for line in lines {
         console.line(&line);

@@ -8,17 +8,25 @@ use crate::config::Repetition;
 use crate::results::{RunRecord, SequentialDecision, SequentialRecord, StopReason};
 use crate::stats::{self, Decision};
 
-/// Where `--until-decided` stands over `records`, its stop reason `reason`.
+/// Where `--until-decided` stands over the first `rounds` (complete) rounds
+/// of `records`, its stop reason `reason`. Before the first look
+/// ([`stats::FIRST_LOOK`]) nothing is decided: each change is what was seen.
 pub(super) fn record(
     plan: &Plan,
     records: &[Vec<Vec<RunRecord>>],
-    repetition: &Repetition,
-    within: f64,
+    rounds: u32,
+    (repetition, within): (&Repetition, f64),
     reason: StopReason,
 ) -> SequentialRecord {
     let benches = &plan.benches;
     let alpha = stats::alpha_per_look(repetition.max_runs);
-    let means = |b: usize| runs_means(&benches[b].metric, &records[b][0]);
+    let looked = rounds >= stats::FIRST_LOOK;
+    let means = |b: usize| {
+        let mut means = runs_means(&benches[b].metric, &records[b][0]);
+        // A round stopped part-way is no look.
+        means.truncate(rounds as usize);
+        means
+    };
     let first = means(0);
     let decisions = (1..benches.len())
         .filter_map(|b| {
@@ -31,7 +39,11 @@ pub(super) fn record(
                 stats::sequential_look(&old, &new, alpha, within, stats::NOISE_FLOOR_PCT)?;
             Some(SequentialDecision {
                 benchmark: benches[b].bench.name().to_string(),
-                decision,
+                decision: if looked {
+                    decision
+                } else {
+                    Decision::Undecided
+                },
                 change,
             })
         })
@@ -42,7 +54,7 @@ pub(super) fn record(
         looks: repetition.max_runs.saturating_sub(stats::FIRST_LOOK) + 1,
         alpha_per_look: alpha,
         stopped_by: reason,
-        runs: records[0][0].len() as u32,
+        runs: rounds,
         decisions,
     }
 }
@@ -56,7 +68,8 @@ pub(super) fn decided(
     elapsed: u64,
 ) -> Option<SequentialRecord> {
     let within = repetition.until_decided?;
-    let mut record = record(plan, records, repetition, within, StopReason::Interrupt);
+    let look = (repetition, within);
+    let mut record = record(plan, records, rounds, look, StopReason::Interrupt);
     record.stopped_by = stop(&record, rounds, repetition, elapsed)?;
     Some(record)
 }

@@ -112,8 +112,9 @@ fn an_interrupt_stops_the_rounds_and_the_runs_done_are_published_partial() {
     let runs = MockRuns::default().interrupt_in(2);
     let driven = drive(&["--runs", "3", "-w0", "-d2"], &benches, runs);
     assert_eq!(driven.asked_names(), [USERMODE, SYSCALL, SYSCALL]);
-    match driven.result {
+    match &driven.result {
         Err(Error::Interrupted { message, code }) => {
+            let (message, code) = (message.as_str(), *code);
             assert_eq!(code, 130);
             assert_eq!(
                 message,
@@ -129,6 +130,32 @@ fn an_interrupt_stops_the_rounds_and_the_runs_done_are_published_partial() {
     assert!(usermode.partial && syscall.partial);
     assert_eq!((usermode.runs.len(), syscall.runs.len()), (1, 2));
     assert!(syscall.runs[1].partial && !syscall.runs[0].partial);
+    driven.line_starting("Interleaved: 1 round and part of another, each benchmark once a round");
+}
+
+#[test]
+fn a_first_round_stopped_part_way_is_not_called_zero_rounds() {
+    let benches = [Fake::of(USERMODE), Fake::of(SYSCALL)];
+    // The second run, before its first measured second: one mean to show.
+    let runs = MockRuns::default().interrupt_in(1);
+    let driven = drive(&["--runs", "3", "-w0", "-d1"], &benches, runs);
+    assert!(matches!(
+        driven.result,
+        Err(Error::Interrupted { code: 130, .. })
+    ));
+    assert_eq!(driven.asked_names(), [USERMODE, SYSCALL]);
+    driven.line_starting(
+        "Interleaved: the first round stopped part-way, each benchmark at most once",
+    );
+    driven.line_starting("trig-usermode-count ");
+    assert!(
+        !driven
+            .lines
+            .iter()
+            .any(|l| l.starts_with("Interleaved: 0 rounds")),
+        "{:#?}",
+        driven.lines
+    );
 }
 
 #[test]
@@ -248,4 +275,49 @@ fn a_failed_set_up_in_an_interleaved_run_is_reported_and_the_runs_done_kept() {
     };
     assert!(usermode.partial && syscall.partial);
     assert_eq!((usermode.runs.len(), syscall.runs.len()), (1, 0));
+}
+
+#[test]
+fn until_decided_stopped_before_its_first_look_reports_no_decision() {
+    let runs = MockRuns::default()
+        .rates(USERMODE, &[5.0, 5.05])
+        .rates(SYSCALL, &[2.5, 2.52]);
+    let options = ["--until-decided", "5", "--max-runs", "2", "-w0", "-d1"];
+    let driven = drive(&options, &[Fake::of(USERMODE), Fake::of(SYSCALL)], runs);
+    assert!(driven.result.is_ok());
+    assert_eq!(driven.asked.len(), 4);
+    for result in &driven.results {
+        let sequential = result.sequential.clone().expect("a record");
+        assert_eq!(sequential.stopped_by, StopReason::MaxRuns);
+        assert_eq!(sequential.decisions[0].decision, Decision::Undecided);
+    }
+    driven.line_starting(
+        "Until decided (\u{b1}5 %): NOT decided: stopped at --max-runs 2 after 2 rounds",
+    );
+    // What was seen, as not decided.
+    driven.line_starting("  trig-syscall-count: undecided, -50.");
+    assert!(
+        !driven.lines.iter().any(|l| l.contains(": different,")),
+        "{:#?}",
+        driven.lines
+    );
+}
+
+#[test]
+fn precision_on_an_attach_benchmark_says_whether_it_was_reached() {
+    const ATTACH: &str = "attach-uprobe-multi";
+    let runs = MockRuns::default().rates(ATTACH, &[10.0, 12.0]);
+    let options = ["--precision", "5", "--max-runs", "2", "--attach-cnt", "5"];
+    let driven = drive(&options, &[Fake::of(ATTACH)], runs);
+    assert!(driven.result.is_ok());
+    assert_eq!(driven.asked.len(), 2);
+    let precision = driven.results[0]
+        .precision
+        .clone()
+        .expect("a precision record");
+    assert!(!precision.reached);
+    assert_eq!(precision.stopped_by, StopReason::MaxRuns);
+    assert!(driven
+        .line_starting("runs: 2, attach ")
+        .ends_with("; precision \u{b1}5 % NOT reached: stopped at --max-runs 2"));
 }
