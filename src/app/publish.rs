@@ -63,27 +63,8 @@ pub(super) fn publish(
             false => Vec::new(),
         };
         let run_stats = run_levels(bench, &points, request.repetition.is_repeated());
-        if let Some(spec) = request
-            .sweep
-            .as_ref()
-            .filter(|s| s.param == SweepParam::Body && !cycles)
-        {
-            // A body's cost against the count, paired run by run.
-            for line in bench
-                .reporter
-                .body_table(&sweep::body_rows(&spec.values, &points))
-            {
-                console.line(&line);
-            }
-        } else if let (Some(spec), false) = (&request.sweep, cycles) {
-            let rows = sweep_rows(bench, &points, &run_stats);
-            let producers_swept = sweep::is_producers(spec);
-            for line in bench
-                .reporter
-                .sweep_table(spec.param.name(), &rows, producers_swept)
-            {
-                console.line(&line);
-            }
+        if !cycles {
+            sweep_lines(request, bench, &points, &run_stats, console);
         }
         if let Some(entry) = runs_lines(
             request, plan, bench, &points, &run_stats, &precision, console,
@@ -114,6 +95,33 @@ pub(super) fn publish(
         (Some(err), _) => Err(err),
         (None, Some((signal, phase))) => Err(interruption(request, plan, &results, signal, phase)),
         (None, None) => Ok(()),
+    }
+}
+
+/// The table that closes a sweep of a rate benchmark: the rate at each
+/// point, or each body's cost against the count.
+fn sweep_lines(
+    request: &RunRequest,
+    bench: &BenchPlan,
+    points: &[Vec<RunRecord>],
+    run_stats: &[RunLevel],
+    console: &dyn Lines,
+) {
+    let Some(spec) = &request.sweep else { return };
+    let lines = if spec.param == SweepParam::Body {
+        // A body's cost against the count, paired run by run.
+        bench
+            .reporter
+            .body_table(&sweep::body_rows(&spec.values, points))
+    } else {
+        let rows = sweep_rows(bench, points, run_stats);
+        let producers_swept = sweep::is_producers(spec);
+        bench
+            .reporter
+            .sweep_table(spec.param.name(), &rows, producers_swept)
+    };
+    for line in lines {
+        console.line(&line);
     }
 }
 
