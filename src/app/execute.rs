@@ -2,21 +2,17 @@
 //! by one each round, until the runs asked for are done, `--precision` is
 //! met or gives up, or something stops them.
 
-use std::time::Instant;
-
-use super::one_run::{one_run, Profiling};
+use super::figures::widest_interval;
+use super::one_run::Profiling;
 use super::plan::{BenchPlan, Plan};
+use super::runs::{Lines, Runs};
 use super::sequential;
-use crate::benches::Metric;
 use crate::config::{Repetition, RunRequest};
 use crate::error::{Error, Result};
-use crate::interrupt;
-use crate::report::console::Console;
 use crate::report::profile::profile_name;
 use crate::report::text;
 use crate::results::{PrecisionRecord, RunRecord, SequentialRecord, StopReason};
 use crate::runner::Phase;
-use crate::stats::{self, RunStats};
 
 /// `--precision` judges the interval from this many runs on.
 const PRECISION_MIN_RUNS: u32 = 3;
@@ -34,7 +30,14 @@ pub(super) struct Execution {
     pub sequential: Option<SequentialRecord>,
 }
 
-pub(super) fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) -> Execution {
+/// Runs the rounds `request` asks for over `plan`, each run done by `runs`,
+/// its lines on `console`.
+pub(super) fn execute<C: Lines>(
+    plan: &Plan,
+    request: &RunRequest,
+    console: &mut C,
+    runs: &mut impl Runs<C>,
+) -> Execution {
     let repetition = &request.repetition;
     let mut execution = Execution {
         records: plan
@@ -49,19 +52,18 @@ pub(super) fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) 
         sequential: None,
     };
     let cells = plan.cells();
-    let started = Instant::now();
     'rounds: for round in 0..repetition.rounds() {
         let mut order = cells.clone();
         order.rotate_left(round as usize % cells.len().max(1));
         for (b, p) in order {
-            if let Some(signal) = interrupt::received() {
+            if let Some(signal) = runs.interrupted() {
                 execution.interrupted = Some((signal, Phase::Between));
                 break 'rounds;
             }
-            match run_cell(plan, request, console, (b, p), round) {
+            match run_cell(plan, request, console, runs, (b, p), round) {
                 Ok((record, phase)) => {
                     execution.records[b][p].push(record);
-                    if let (Some(phase), Some(signal)) = (phase, interrupt::received()) {
+                    if let (Some(phase), Some(signal)) = (phase, runs.interrupted()) {
                         execution.interrupted = Some((signal, phase));
                         break 'rounds;
                     }
@@ -74,13 +76,14 @@ pub(super) fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) 
         }
         execution.rounds = round + 1;
         let widest = || widest_interval(&plan.benches, &execution.records);
-        if let Some(reason) = precision_stop(repetition, execution.rounds, widest, started) {
+        let elapsed = runs.elapsed_secs();
+        if let Some(reason) = precision_stop(repetition, execution.rounds, widest, elapsed) {
             execution.precision = precision_record(repetition, reason, execution.rounds);
             break;
         }
         let records = &execution.records;
         if let Some(record) =
-            sequential::decided(plan, records, execution.rounds, repetition, started)
+            sequential::decided(plan, records, execution.rounds, repetition, elapsed)
         {
             execution.sequential = Some(record);
             break;
@@ -92,8 +95,13 @@ pub(super) fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) 
             false => StopReason::MaxRuns,
         };
         let records = &execution.records;
+        let look = (repetition, within);
         execution.sequential = Some(sequential::record(
-            plan, records, repetition, within, reason,
+            plan,
+            records,
+            execution.rounds,
+            look,
+            reason,
         ));
     }
     if execution.precision.is_none() {
@@ -104,10 +112,11 @@ pub(super) fn execute(plan: &Plan, request: &RunRequest, console: &mut Console) 
 
 /// Runs benchmark `b` at point `p` in `round`: its header, the run, the
 /// noise it saw.
-fn run_cell(
+fn run_cell<C: Lines>(
     plan: &Plan,
     request: &RunRequest,
-    console: &mut Console,
+    console: &mut C,
+    runs: &mut impl Runs<C>,
     (b, p): (usize, usize),
     round: u32,
 ) -> Result<(RunRecord, Option<Phase>)> {
@@ -133,7 +142,7 @@ fn run_cell(
         request: profile,
         name: profile_name(bench.bench.name(), swept, run),
     });
-    let (mut record, phase) = one_run(bench, point, run, console, request.quiet, profiling)?;
+    let (mut record, phase) = runs.one_run(bench, point, run, console, request.quiet, profiling)?;
     record.sweep_value = point.value;
     record.repetition = run;
     // Where the user asked for statistics over runs, say which runs the
@@ -159,19 +168,19 @@ fn named_failure(plan: &Plan, bench: &BenchPlan, err: Error) -> Error {
 
 /// Why `--precision` stops after `rounds` rounds, if it does: the interval
 /// reached (judged from [`PRECISION_MIN_RUNS`] runs on), the run cap, or the
-/// time budget. `None` without `--precision`.
+/// time budget (`elapsed` seconds of it gone). `None` without `--precision`.
 fn precision_stop(
     repetition: &Repetition,
     rounds: u32,
     widest: impl FnOnce() -> Option<f64>,
-    started: Instant,
+    elapsed: u64,
 ) -> Option<StopReason> {
     let target = repetition.precision?;
     if rounds >= PRECISION_MIN_RUNS && widest().is_some_and(|w| w <= target) {
         Some(StopReason::Target)
     } else if rounds >= repetition.rounds() {
         Some(StopReason::MaxRuns)
-    } else if started.elapsed().as_secs() >= repetition.max_secs {
+    } else if elapsed >= repetition.max_secs {
         Some(StopReason::MaxTime)
     } else {
         None
@@ -190,46 +199,4 @@ fn precision_record(
         stopped_by: reason,
         runs,
     })
-}
-
-/// Each run's mean headline rate, in run order (`None` for a run that
-/// measured nothing).
-pub(super) fn runs_means(metric: &Metric, runs: &[RunRecord]) -> Vec<Option<f64>> {
-    runs.iter()
-        .map(|r| metric.run_figures(r).first().copied())
-        .collect()
-}
-
-/// The widest 95 % interval, in % of its mean, over every configuration
-/// and every figure it is judged by (attach and detach times for an attach
-/// benchmark); `None` while one has no interval yet.
-fn widest_interval(benches: &[BenchPlan], records: &[Vec<Vec<RunRecord>>]) -> Option<f64> {
-    let mut widest: f64 = 0.0;
-    for (bench, points) in benches.iter().zip(records) {
-        for runs in points {
-            let figures = runs
-                .first()
-                .map_or(1, |r| bench.metric.run_figures(r).len().max(1));
-            for figure in 0..figures {
-                let stats = run_level_figure(&bench.metric, runs, figure)?;
-                widest = widest.max(stats.ci_percent()?);
-            }
-        }
-    }
-    Some(widest)
-}
-
-/// The headline rate's statistics over `runs`' means.
-pub(super) fn run_level_headline(metric: &Metric, runs: &[RunRecord]) -> Option<RunStats> {
-    run_level_figure(metric, runs, 0)
-}
-
-/// One of the figures a run is judged by ([`Metric::run_figures`]), over
-/// `runs`.
-fn run_level_figure(metric: &Metric, runs: &[RunRecord], figure: usize) -> Option<RunStats> {
-    let means: Vec<f64> = runs
-        .iter()
-        .filter_map(|r| metric.run_figures(r).get(figure).copied())
-        .collect();
-    stats::run_stats(&means)
 }

@@ -12,9 +12,11 @@
 //! back-to-back runs tends to be the faster).
 
 mod execute;
+mod figures;
 mod one_run;
 mod plan;
 mod publish;
+mod runs;
 mod sequential;
 
 use crate::bpf;
@@ -26,6 +28,11 @@ pub fn run(request: &RunRequest) -> Result<()> {
     bpf::init_logging(request.verbose);
     let plan = plan::plan(request)?;
     let mut console = Console::new(request.outputs.stdout_taken());
-    let execution = execute::execute(&plan, request, &mut console);
-    publish::publish(request, &plan, execution, &mut console)
+    let execution = execute::execute(&plan, request, &mut console, &mut runs::KernelRuns::start());
+    publish::publish(request, &plan, execution, &console)
 }
+
+#[cfg(test)]
+mod mock;
+#[cfg(test)]
+mod tests;

@@ -59,6 +59,14 @@ impl Plan {
 /// outputs go, and the privileges, so that a mistake is found before anything
 /// runs.
 pub(super) fn plan(request: &RunRequest) -> Result<Plan> {
+    plan_with(request, &benches::find)
+}
+
+/// A benchmark by name: the registry's lookup, or the tests' own.
+pub(super) type Lookup<'a> = &'a dyn Fn(&str) -> Option<&'static dyn Benchmark>;
+
+/// [`plan`], the benchmarks found by `find`.
+pub(super) fn plan_with(request: &RunRequest, find: Lookup) -> Result<Plan> {
     let online = affinity::online_cpus()?;
     let context = Context::gather(&online);
     // Gathered here, not read while formatting: an emulated CPU marks the
@@ -67,7 +75,7 @@ pub(super) fn plan(request: &RunRequest) -> Result<Plan> {
     let plans = request
         .benches
         .iter()
-        .map(|wanted| bench_plan(wanted, request, &online, emulated))
+        .map(|wanted| bench_plan(wanted, request, find, &online, emulated))
         .collect::<Result<Vec<_>>>()?;
     if let Some(profile) = &request.profile {
         check_profile(profile)?;
@@ -131,10 +139,11 @@ fn profile_stems(request: &RunRequest, plans: &[BenchPlan]) -> Vec<String> {
 fn bench_plan(
     wanted: &BenchRequest,
     request: &RunRequest,
+    find: Lookup,
     online: &[usize],
     emulated: bool,
 ) -> Result<BenchPlan> {
-    let bench = benches::find(wanted.bench)
+    let bench = find(wanted.bench)
         .ok_or_else(|| Error::usage(format!("unknown benchmark '{}'", wanted.bench)))?;
     bench.check_global_options(&wanted.config)?;
     let configs: Vec<(Option<u64>, RunConfig)> = match &request.sweep {

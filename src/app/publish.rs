@@ -2,14 +2,15 @@
 //! table, the runs line, the table of interleaved benchmarks), the result of
 //! each benchmark, its exports, and the words of an interrupt.
 
-use super::execute::{run_level_headline, runs_means, Execution};
+use super::execute::Execution;
+use super::figures::{run_level_headline, runs_means};
 use super::plan::{BenchPlan, Plan};
+use super::runs::Lines;
 use crate::benches::Metric;
 use crate::config::{RunRequest, SweepParam};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::latency::LatencyOverRuns;
-use crate::report::console::Console;
 use crate::report::text::{self, TableRow};
 use crate::results::Tool;
 use crate::results::{
@@ -30,7 +31,7 @@ pub(super) fn publish(
     request: &RunRequest,
     plan: &Plan,
     execution: Execution,
-    console: &mut Console,
+    console: &dyn Lines,
 ) -> Result<()> {
     let Execution {
         records,
@@ -40,6 +41,11 @@ pub(super) fn publish(
         precision,
         sequential,
     } = execution;
+    // A round stopped part-way leaves more runs to some than `rounds`.
+    let begun = records
+        .iter()
+        .flatten()
+        .any(|runs| runs.len() > rounds as usize);
     // A failure part-way keeps the runs already measured.
     if records.iter().flatten().all(|runs| runs.is_empty()) {
         if let Some(err) = failure {
@@ -53,31 +59,12 @@ pub(super) fn publish(
     for (bench, points) in plan.benches.iter().zip(records) {
         let cycles = bench.metric == Metric::Cycles;
         let cycle_stats = match cycles {
-            true => cycle_levels(request, bench, &points, console),
+            true => cycle_levels(request, bench, &points, precision.as_ref(), console),
             false => Vec::new(),
         };
         let run_stats = run_levels(bench, &points, request.repetition.is_repeated());
-        if let Some(spec) = request
-            .sweep
-            .as_ref()
-            .filter(|s| s.param == SweepParam::Body && !cycles)
-        {
-            // A body's cost against the count, paired run by run.
-            for line in bench
-                .reporter
-                .body_table(&sweep::body_rows(&spec.values, &points))
-            {
-                console.line(&line);
-            }
-        } else if let (Some(spec), false) = (&request.sweep, cycles) {
-            let rows = sweep_rows(bench, &points, &run_stats);
-            let producers_swept = sweep::is_producers(spec);
-            for line in bench
-                .reporter
-                .sweep_table(spec.param.name(), &rows, producers_swept)
-            {
-                console.line(&line);
-            }
+        if !cycles {
+            sweep_lines(request, bench, &points, &run_stats, console);
         }
         if let Some(entry) = runs_lines(
             request, plan, bench, &points, &run_stats, &precision, console,
@@ -93,7 +80,14 @@ pub(super) fn publish(
     }
     if !table.is_empty() {
         let rows = comparison_rows(&table, request.effect_pct);
-        closing_table(request, &rows, rounds, &precision, &sequential, console);
+        closing_table(
+            request,
+            &rows,
+            (rounds, begun),
+            &precision,
+            &sequential,
+            console,
+        );
         attach_comparisons(&mut results, &rows);
     }
     plan.exports.write(&results)?;
@@ -104,15 +98,43 @@ pub(super) fn publish(
     }
 }
 
-/// The closing table of several benchmarks, text or Markdown, what
+/// The table that closes a sweep of a rate benchmark: the rate at each
+/// point, or each body's cost against the count.
+fn sweep_lines(
+    request: &RunRequest,
+    bench: &BenchPlan,
+    points: &[Vec<RunRecord>],
+    run_stats: &[RunLevel],
+    console: &dyn Lines,
+) {
+    let Some(spec) = &request.sweep else { return };
+    let lines = if spec.param == SweepParam::Body {
+        // A body's cost against the count, paired run by run.
+        bench
+            .reporter
+            .body_table(&sweep::body_rows(&spec.values, points))
+    } else {
+        let rows = sweep_rows(bench, points, run_stats);
+        let producers_swept = sweep::is_producers(spec);
+        bench
+            .reporter
+            .sweep_table(spec.param.name(), &rows, producers_swept)
+    };
+    for line in lines {
+        console.line(&line);
+    }
+}
+
+/// The closing table of several benchmarks (after `rounds` complete rounds,
+/// and part of another when `begun`), text or Markdown, what
 /// `--until-decided` decided, and what "could see" means.
 fn closing_table(
     request: &RunRequest,
     rows: &[TableRow],
-    rounds: u32,
+    rounds: (u32, bool),
     precision: &Option<PrecisionRecord>,
     sequential: &Option<SequentialRecord>,
-    console: &Console,
+    console: &dyn Lines,
 ) {
     let mut lines = if request.markdown {
         text::interleaved_markdown(rows)
@@ -134,12 +156,14 @@ fn cycle_levels(
     request: &RunRequest,
     bench: &BenchPlan,
     points: &[Vec<RunRecord>],
-    console: &Console,
+    precision: Option<&PrecisionRecord>,
+    console: &dyn Lines,
 ) -> Vec<results::CycleLevel> {
     let (lines, levels) = crate::attach::run::over_runs(
         bench.bench.name(),
         bench.points.iter().map(|p| p.value).zip(points),
         request.sweep.as_ref().map(|s| s.param.name()),
+        precision,
     );
     for line in lines {
         console.line(&line);
@@ -202,7 +226,7 @@ fn runs_lines<'a>(
     points: &[Vec<RunRecord>],
     run_stats: &[RunLevel],
     precision: &Option<PrecisionRecord>,
-    console: &Console,
+    console: &dyn Lines,
 ) -> Option<TableEntry<'a>> {
     if request.sweep.is_some() {
         return None;

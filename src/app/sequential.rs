@@ -2,25 +2,31 @@
 //! first over the rounds so far, judged at the level adjusted for the
 //! planned looks; the rounds stop when all are decided or a bound is reached.
 
-use std::time::Instant;
-
-use super::execute::runs_means;
+use super::figures::runs_means;
 use super::plan::Plan;
 use crate::config::Repetition;
 use crate::results::{RunRecord, SequentialDecision, SequentialRecord, StopReason};
 use crate::stats::{self, Decision};
 
-/// Where `--until-decided` stands over `records`, its stop reason `reason`.
+/// Where `--until-decided` stands over the first `rounds` (complete) rounds
+/// of `records`, its stop reason `reason`. Before the first look
+/// ([`stats::FIRST_LOOK`]) nothing is decided: each change is what was seen.
 pub(super) fn record(
     plan: &Plan,
     records: &[Vec<Vec<RunRecord>>],
-    repetition: &Repetition,
-    within: f64,
+    rounds: u32,
+    (repetition, within): (&Repetition, f64),
     reason: StopReason,
 ) -> SequentialRecord {
     let benches = &plan.benches;
     let alpha = stats::alpha_per_look(repetition.max_runs);
-    let means = |b: usize| runs_means(&benches[b].metric, &records[b][0]);
+    let looked = rounds >= stats::FIRST_LOOK;
+    let means = |b: usize| {
+        let mut means = runs_means(&benches[b].metric, &records[b][0]);
+        // A round stopped part-way is no look.
+        means.truncate(rounds as usize);
+        means
+    };
     let first = means(0);
     let decisions = (1..benches.len())
         .filter_map(|b| {
@@ -33,7 +39,11 @@ pub(super) fn record(
                 stats::sequential_look(&old, &new, alpha, within, stats::NOISE_FLOOR_PCT)?;
             Some(SequentialDecision {
                 benchmark: benches[b].bench.name().to_string(),
-                decision,
+                decision: if looked {
+                    decision
+                } else {
+                    Decision::Undecided
+                },
                 change,
             })
         })
@@ -44,7 +54,7 @@ pub(super) fn record(
         looks: repetition.max_runs.saturating_sub(stats::FIRST_LOOK) + 1,
         alpha_per_look: alpha,
         stopped_by: reason,
-        runs: records[0][0].len() as u32,
+        runs: rounds,
         decisions,
     }
 }
@@ -55,20 +65,21 @@ pub(super) fn decided(
     records: &[Vec<Vec<RunRecord>>],
     rounds: u32,
     repetition: &Repetition,
-    started: Instant,
+    elapsed: u64,
 ) -> Option<SequentialRecord> {
     let within = repetition.until_decided?;
-    let mut record = record(plan, records, repetition, within, StopReason::Interrupt);
-    record.stopped_by = stop(&record, rounds, repetition, started)?;
+    let look = (repetition, within);
+    let mut record = record(plan, records, rounds, look, StopReason::Interrupt);
+    record.stopped_by = stop(&record, rounds, repetition, elapsed)?;
     Some(record)
 }
 
-/// Why the rounds stop after `rounds`, if they do.
+/// Why the rounds stop after `rounds`, `elapsed` seconds in, if they do.
 fn stop(
     record: &SequentialRecord,
     rounds: u32,
     repetition: &Repetition,
-    started: Instant,
+    elapsed: u64,
 ) -> Option<StopReason> {
     let all = |d: Decision| record.decisions.iter().all(|x| x.decision == d);
     let decided = rounds >= stats::FIRST_LOOK
@@ -85,7 +96,7 @@ fn stop(
         Some(StopReason::Decided)
     } else if rounds >= repetition.max_runs {
         Some(StopReason::MaxRuns)
-    } else if started.elapsed().as_secs() >= repetition.max_secs {
+    } else if elapsed >= repetition.max_secs {
         Some(StopReason::MaxTime)
     } else {
         None

@@ -4,7 +4,8 @@
 use crate::error::Result;
 use crate::report::attach as lines;
 use crate::report::console::Console;
-use crate::results::{CycleLevel, RunRecord};
+use crate::report::text;
+use crate::results::{CycleLevel, PrecisionRecord, RunRecord};
 use crate::runner::cycles::{self, CycleRecord, CycleWorkload, Outcome, Timing};
 use crate::runner::Phase;
 use crate::stats;
@@ -49,11 +50,12 @@ pub fn one_cycle(
 
 /// The statistics of every configuration's cycles (one per run), and the
 /// lines that close the runs: the table of a sweep, or the figures over
-/// repeated runs.
+/// repeated runs and what `precision` came to.
 pub fn over_runs<'a>(
     bench: &str,
     points: impl Iterator<Item = (Option<u64>, &'a Vec<RunRecord>)>,
     sweep: Option<&str>,
+    precision: Option<&PrecisionRecord>,
 ) -> (Vec<String>, Vec<CycleLevel>) {
     let mut levels = Vec::new();
     for (sweep_value, runs) in points {
@@ -85,10 +87,12 @@ pub fn over_runs<'a>(
     }
     let lines = match (sweep, levels.as_slice()) {
         (Some(param), _) => lines::sweep_table(bench, param, &levels),
-        (None, [level]) if level.attach_us_per_probe.runs >= 2 => vec![
-            lines::runs_line(&level.attach_us_per_probe, &level.detach_us_per_probe),
-            lines::runs_summary(level),
-        ],
+        (None, [level]) if level.attach_us_per_probe.runs >= 2 => {
+            // As the rate benchmarks' runs line ends.
+            let mut runs = lines::runs_line(&level.attach_us_per_probe, &level.detach_us_per_probe);
+            runs.push_str(&precision.map(text::precision_words).unwrap_or_default());
+            vec![runs, lines::runs_summary(level)]
+        }
         _ => Vec::new(),
     };
     (lines, levels)

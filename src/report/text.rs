@@ -225,24 +225,30 @@ pub fn runs_line(stats: &RunStats, counted: &str, precision: Option<&PrecisionRe
         ),
     };
     if let Some(p) = precision {
-        let target = percent(p.target_pct);
-        line.push_str(&match (p.reached, p.stopped_by) {
-            (true, _) => format!("; precision \u{00b1}{target} % reached"),
-            (false, StopReason::MaxRuns) => format!(
-                "; precision \u{00b1}{target} % NOT reached: stopped at --max-runs {}",
-                p.runs
-            ),
-            (false, StopReason::MaxTime) => format!(
-                "; precision \u{00b1}{target} % NOT reached: stopped at --max-time after {}",
-                runs(p.runs)
-            ),
-            (false, _) => format!(
-                "; precision \u{00b1}{target} % NOT reached: interrupted after {}",
-                runs(p.runs)
-            ),
-        });
+        line.push_str(&precision_words(p));
     }
     line
+}
+
+/// What `--precision` came to, as the end of a runs line: `; precision ±3 %
+/// reached`, or why not.
+pub fn precision_words(p: &PrecisionRecord) -> String {
+    let target = percent(p.target_pct);
+    match (p.reached, p.stopped_by) {
+        (true, _) => format!("; precision \u{00b1}{target} % reached"),
+        (false, StopReason::MaxRuns) => format!(
+            "; precision \u{00b1}{target} % NOT reached: stopped at --max-runs {}",
+            p.runs
+        ),
+        (false, StopReason::MaxTime) => format!(
+            "; precision \u{00b1}{target} % NOT reached: stopped at --max-time after {}",
+            runs(p.runs)
+        ),
+        (false, _) => format!(
+            "; precision \u{00b1}{target} % NOT reached: interrupted after {}",
+            runs(p.runs)
+        ),
+    }
 }
 
 /// `1 run`, `3 runs`.
@@ -388,18 +394,29 @@ fn change_text(change: &Change) -> String {
     )
 }
 
-/// The closing table of several interleaved benchmarks.
+/// The closing table of several interleaved benchmarks, after `rounds`
+/// complete rounds and, when `begun`, part of one more (a stop part-way).
 pub fn interleaved_table(
     rows: &[TableRow],
-    rounds: u32,
+    (rounds, begun): (u32, bool),
     precision: Option<&PrecisionRecord>,
 ) -> Vec<String> {
     let Some(first) = rows.first() else {
         return Vec::new();
     };
+    let done = match (rounds, begun) {
+        (0, _) => "the first round stopped part-way, each benchmark at most once".to_string(),
+        (n, true) => format!(
+            "{n} round{} and part of another, each benchmark once a round, the order rotated",
+            if n == 1 { "" } else { "s" }
+        ),
+        (n, false) => format!(
+            "{n} round{}, each benchmark once a round, the order rotated",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     let mut lines = vec![format!(
-        "Interleaved: {rounds} round{}, each benchmark once a round, the order rotated{}",
-        if rounds == 1 { "" } else { "s" },
+        "Interleaved: {done}{}",
         match precision {
             Some(p) if p.reached =>
                 format!("; precision \u{00b1}{} % reached", percent(p.target_pct)),

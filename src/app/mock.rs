@@ -1,0 +1,205 @@
+//! A fake benchmark and a mock of the runs, as hyperfine's mock executor:
+//! every run of a benchmark counts a rate fixed beforehand, without BPF, the
+//! kernel or real seconds, so that the rounds' sequencing (rotation, stops,
+//! interrupts, failures) is tested in milliseconds.
+
+use std::cell::RefCell;
+
+use super::one_run::Profiling;
+use super::plan::{BenchPlan, Point};
+use super::runs::{Lines, Runs};
+use crate::benches::{self, Benchmark, Info, Metric};
+use crate::bpf::Needs;
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::results::RunRecord;
+use crate::runner::cycles::{CycleRecord, Fired, Timing};
+use crate::runner::{Phase, ProducerCtx, Workload};
+use crate::stats::{self, Sample};
+
+/// A benchmark that declares what a real one does (its name, metric and
+/// options) but needs nothing to set up; or refuses its set-up, as a kernel
+/// that cannot load it would.
+pub struct Fake {
+    info: Info,
+    refusal: Option<&'static str>,
+}
+
+impl Fake {
+    /// The registry's `name`, faked; lives as long as the test binary.
+    pub fn of(name: &str) -> &'static Fake {
+        Fake::leak(name, None)
+    }
+
+    /// The registry's `name`, its set-up refused with `why`.
+    pub fn refusing(name: &str, why: &'static str) -> &'static Fake {
+        Fake::leak(name, Some(why))
+    }
+
+    fn leak(name: &str, refusal: Option<&'static str>) -> &'static Fake {
+        let real = benches::find(name).unwrap_or_else(|| panic!("no benchmark {name}"));
+        let info = Info {
+            needs: Needs::Nothing,
+            ..*real.info()
+        };
+        Box::leak(Box::new(Fake { info, refusal }))
+    }
+}
+
+impl Benchmark for Fake {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+
+    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+        match self.refusal {
+            Some(why) => Err(Error::unsupported(why)),
+            None => Ok(Box::new(Counted)),
+        }
+    }
+}
+
+/// The fake's workload: its producers' operations are its hits.
+struct Counted;
+
+impl Workload for Counted {
+    fn produce(&self, _ctx: &ProducerCtx<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The runs, mocked: each benchmark's rate per run is set beforehand (in
+/// M/s, or µs per probe to attach for an attach benchmark), seconds pass
+/// on a clock of its own, and a signal can be made to arrive during a run.
+#[derive(Default)]
+pub struct MockRuns {
+    /// Each benchmark's rate in its first, second, ... run (cycled).
+    rates: Vec<(&'static str, Vec<f64>)>,
+    /// The run (0-based, over all) during which SIGINT arrives.
+    interrupt_in: Option<usize>,
+    signal: Option<i32>,
+    seconds: u64,
+    /// Every run asked for, in order: the benchmark and its run number.
+    pub asked: Vec<(&'static str, Option<u32>)>,
+}
+
+impl MockRuns {
+    pub fn rates(mut self, bench: &'static str, rates: &[f64]) -> MockRuns {
+        self.rates.push((bench, rates.to_vec()));
+        self
+    }
+
+    /// SIGINT arrives during run `index` (0-based, over all benchmarks).
+    pub fn interrupt_in(mut self, index: usize) -> MockRuns {
+        self.interrupt_in = Some(index);
+        self
+    }
+
+    fn rate(&self, bench: &str) -> f64 {
+        let done = self.asked.iter().filter(|(b, _)| *b == bench).count();
+        self.rates
+            .iter()
+            .find(|(b, _)| *b == bench)
+            .map_or(1.0, |(_, rates)| rates[(done - 1) % rates.len()])
+    }
+}
+
+impl<C: Lines> Runs<C> for MockRuns {
+    fn one_run(
+        &mut self,
+        bench: &BenchPlan,
+        point: &Point,
+        run: Option<u32>,
+        console: &mut C,
+        _quiet: bool,
+        _profiling: Option<Profiling>,
+    ) -> Result<(RunRecord, Option<Phase>)> {
+        let config = &point.config;
+        self.asked.push((bench.bench.name(), run));
+        let rate = self.rate(bench.bench.name());
+        let workload = bench.bench.setup(config)?;
+        let mut record = RunRecord::new(config, &point.placement);
+        let (warmup, duration) = (config.warmup_secs, config.duration_secs);
+        self.seconds += u64::from(warmup + duration);
+        if bench.metric == Metric::Cycles {
+            record.cycle = Some(cycle(rate));
+            return Ok((record, None));
+        }
+        // Interrupted half-way through its measured seconds.
+        let interrupted = self.interrupt_in == Some(self.asked.len() - 1);
+        let measured = if interrupted { duration / 2 } else { duration };
+        let mut before = workload.measure(0);
+        for iteration in 0..warmup + measured {
+            let ops = (rate * 1e6) as u64 * u64::from(iteration + 1);
+            let counts = workload.measure(ops);
+            record.samples.push(Sample {
+                iteration,
+                elapsed_ns: 1_000_000_000,
+                late_ns: 0,
+                hits: counts.hits - before.hits,
+                drops: counts.drops - before.drops,
+                warmup: iteration < warmup,
+            });
+            before = counts;
+        }
+        record.summary = stats::summarize(&record.samples, config.producers);
+        if let (Some(run), Some(summary)) = (run, &record.summary) {
+            console.line(&bench.reporter.run_line(run, summary, config.producers));
+        }
+        if !interrupted {
+            return Ok((record, None));
+        }
+        self.signal = Some(libc::SIGINT);
+        record.partial = true;
+        let phase = Phase::Measuring {
+            measured: measured as usize,
+            of: duration,
+        };
+        Ok((record, Some(phase)))
+    }
+
+    fn interrupted(&self) -> Option<i32> {
+        self.signal
+    }
+
+    fn elapsed_secs(&self) -> u64 {
+        self.seconds
+    }
+}
+
+/// One attach cycle of five probes, `us` µs each to attach, twice that to
+/// detach, every probe fired once.
+fn cycle(us: f64) -> CycleRecord {
+    let probes = 5;
+    let wall = |us: f64| Timing {
+        wall_ns: (us * 1e3) as u64 * probes as u64,
+        ..Timing::default()
+    };
+    CycleRecord {
+        probes,
+        links: 1,
+        attached_with: "1 uprobe-multi link".to_string(),
+        attach: wall(us),
+        detach: wall(2.0 * us),
+        fired: Some(Fired {
+            fired: probes,
+            ..Fired::default()
+        }),
+    }
+}
+
+/// What the rounds and their close printed, lines and warnings apart.
+#[derive(Default)]
+pub struct Transcript {
+    pub lines: RefCell<Vec<String>>,
+    pub warnings: RefCell<Vec<String>>,
+}
+
+impl Lines for Transcript {
+    fn line(&self, line: &str) {
+        self.lines.borrow_mut().push(line.to_string());
+    }
+    fn warn(&self, line: &str) {
+        self.warnings.borrow_mut().push(line.to_string());
+    }
+}
