@@ -13,10 +13,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::benches::{self, Benchmark, Metric};
+use crate::benches::{self, Benchmark};
 use crate::bpf;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::figures::Figure;
 use crate::interrupt;
 use crate::report::calibrate as lines;
 use crate::report::console::Console;
@@ -24,7 +25,7 @@ use crate::runner::affinity::{self, Affinity, Placement};
 use crate::runner::inject::{self, Blocks, Injected, Measured, Spin};
 use crate::runner::phases::Timing;
 use crate::runner::{self, Workload};
-use crate::stats::{self, mean_sd, Change, Verdict};
+use crate::stats::{self, mean_sd, Better, Change, Verdict};
 
 pub const AFTER_HELP: &str = "Each round runs the benchmark, the benchmark again and the \
 benchmark with an injected cost (a busy loop after each operation, sized to make it --effect % \
@@ -97,7 +98,7 @@ const DRAWS: usize = 200;
 /// Everything a run of the calibration needs.
 struct Setup {
     bench: &'static dyn Benchmark,
-    metric: Metric,
+    metric: &'static Figure,
     config: RunConfig,
     placement: Placement,
     injection: Injection,
@@ -249,7 +250,7 @@ fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup
         .ok_or_else(|| Error::usage(format!("unknown benchmark '{}'", args.bench)))?;
     // Refused before anything is loaded: the injected cost follows a
     // producer's operation, and an attach benchmark has none.
-    if matches!(bench.metric(), Metric::Cycles) {
+    if bench.runs_cycles() {
         return Err(Error::usage(format!(
             "calibrate injects a cost after each producer operation, and {} runs attach cycles, \
              which have none",
@@ -262,11 +263,11 @@ fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup
     }
     let online = affinity::online_cpus()?;
     let placement = affinity::place(&config.affinity, config.producers, 0, &online)?;
-    let metric = bench.metric();
+    let metric = bench.headline();
     if !quiet {
         console.line(&lines::sizing(bench.name()));
     }
-    let first = timed(bench, &config, &placement, &metric, None)?;
+    let first = timed(bench, &config, &placement, metric, None)?;
     stopped_while("sizing the injected cost")?;
     let rate = mean_sd(&first).mean;
     if rate <= 0.0 {
@@ -355,7 +356,7 @@ fn size_in_place(
             iterations,
             blocks: Some(Arc::clone(&blocks)),
         };
-        timed(bench, &config, placement, &bench.metric(), Some(spin))?;
+        timed(bench, &config, placement, bench.headline(), Some(spin))?;
         // A run cut short by a signal is not one to size from.
         stopped_while("sizing the injected cost")?;
         let measured = blocks.measured().ok_or_else(|| {
@@ -402,7 +403,7 @@ fn timed(
     bench: &dyn Benchmark,
     config: &RunConfig,
     placement: &Placement,
-    metric: &Metric,
+    metric: &Figure,
     spin: Option<Spin>,
 ) -> Result<Vec<f64>> {
     let workload: Box<dyn Workload> = match spin {
@@ -421,7 +422,11 @@ fn timed(
     Ok(samples
         .iter()
         .filter(|s| !s.warmup)
-        .map(|s| metric.sample_rate(s))
+        .map(
+            metric
+                .per_second
+                .unwrap_or(crate::stats::Sample::hits_per_sec),
+        )
         .collect())
 }
 
@@ -442,7 +447,7 @@ fn round(setup: &Setup, index: usize) -> Result<Round> {
             setup.bench,
             &setup.config,
             &setup.placement,
-            &setup.metric,
+            setup.metric,
             spin,
         )?;
         match arm {
@@ -501,7 +506,8 @@ pub fn judge(rounds: &[Round], seconds: Option<usize>) -> (Option<Change>, Optio
 /// Whether a comparison calls A/A different (a false alarm), and whether it
 /// calls A' slower (a detection).
 pub fn calls(judged: &(Option<Change>, Option<Change>)) -> (bool, bool) {
-    let verdict = |c: &Option<Change>| c.map(|c| Verdict::of(&c, stats::NOISE_FLOOR_PCT));
+    let verdict =
+        |c: &Option<Change>| c.map(|c| Verdict::of(&c, Better::Higher, stats::NOISE_FLOOR_PCT));
     (
         verdict(&judged.0).is_some_and(|v| v != Verdict::NoSignificantChange),
         verdict(&judged.1) == Some(Verdict::Slower),

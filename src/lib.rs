@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod error;
+pub mod figures;
 pub mod interrupt;
 pub mod kernel;
 pub mod latency;

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use super::one_run::Profiling;
 use super::plan::{BenchPlan, Point};
 use super::runs::{Lines, Runs};
-use crate::benches::{self, Benchmark, Info, Metric};
+use crate::benches::{self, Benchmark, Info};
 use crate::bpf::Needs;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
@@ -121,7 +121,7 @@ impl<C: Lines> Runs<C> for MockRuns {
         let mut record = RunRecord::new(config, &point.placement);
         let (warmup, duration) = (config.warmup_secs, config.duration_secs);
         self.seconds += u64::from(warmup + duration);
-        if bench.metric == Metric::Cycles {
+        if bench.bench.runs_cycles() {
             record.cycle = Some(cycle(rate));
             return Ok((record, None));
         }

@@ -5,7 +5,6 @@
 use std::time::Instant;
 
 use super::plan::{BenchPlan, Point};
-use crate::benches::Metric;
 use crate::config::{Body, ProfileRequest, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
@@ -44,7 +43,7 @@ pub(super) fn one_run(
     } = point;
     let reporter = &bench.reporter;
     let mut record = RunRecord::new(config, placement);
-    if bench.metric == Metric::Cycles {
+    if bench.bench.runs_cycles() {
         return attach_cycle(bench, config, record, run, console, quiet);
     }
     let work = work_of(config);
@@ -158,7 +157,7 @@ fn timed_outcome(
     console: &Console,
     profiled: Option<(&Profile, &Profiling)>,
 ) -> Result<Option<Phase>> {
-    let (reporter, metric) = (&bench.reporter, &bench.metric);
+    let (reporter, headline) = (&bench.reporter, bench.bench.headline());
     record.partial = interrupt::received().is_some();
     let summary = stats::summarize(&samples, config.producers);
     let measured = summary.as_ref().map_or(0, |s| s.over.count());
@@ -176,13 +175,17 @@ fn timed_outcome(
         console.line(&reporter.partial_timed(summary.over.count(), config.duration_secs));
     }
     if let Some((profile, profiling)) = profiled {
-        let rate = summary.as_ref().map(|s| metric.headline(s).mean);
-        // The warm-up is not sampled: its rate is the run's without the sampler.
-        let warm: Vec<f64> = samples
-            .iter()
-            .filter(|s| s.warmup)
-            .map(|s| metric.sample_rate(s))
-            .collect();
+        // The measured seconds are sampled; the warm-up is not: its rate is
+        // the run's without the sampler.
+        let seconds = |warmup: bool| -> Vec<f64> {
+            let per_second = headline.per_second.into_iter();
+            per_second
+                .flat_map(|f| samples.iter().filter(move |s| s.warmup == warmup).map(f))
+                .collect()
+        };
+        let measured = seconds(false);
+        let rate = (!measured.is_empty()).then(|| stats::mean_sd(&measured).mean);
+        let warm = seconds(true);
         let unsampled = (!warm.is_empty()).then(|| warm.iter().sum::<f64>() / warm.len() as f64);
         record.profile = profile_outcome(profile, profiling, config, (rate, unsampled), console)?;
     }

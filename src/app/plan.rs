@@ -2,7 +2,7 @@
 //! configuration at each sweep value) and CPUs, where the outputs go, the
 //! privileges, and the machine's context.
 
-use crate::benches::{self, Benchmark, Metric};
+use crate::benches::{self, Benchmark};
 use crate::bpf;
 use crate::config::{BenchRequest, ProfileRequest, RunConfig, RunRequest};
 use crate::error::{Error, Result};
@@ -25,8 +25,6 @@ pub(super) struct Plan {
 
 pub(super) struct BenchPlan {
     pub bench: &'static dyn Benchmark,
-    /// What it measures: which rate its statistics are of.
-    pub metric: Metric,
     pub reporter: Reporter,
     pub base: RunConfig,
     pub points: Vec<Point>,
@@ -169,7 +167,6 @@ fn bench_plan(
         .collect::<Result<Vec<_>>>()?;
     Ok(BenchPlan {
         bench,
-        metric: bench.metric(),
         reporter: Reporter::new(bench).emulated(emulated),
         base: wanted.config.clone(),
         points,

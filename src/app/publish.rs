@@ -3,12 +3,12 @@
 //! each benchmark, its exports, and the words of an interrupt.
 
 use super::execute::Execution;
-use super::figures::{run_level_headline, runs_means};
+use super::figures::{run_level, runs_means};
 use super::plan::{BenchPlan, Plan};
 use super::runs::Lines;
-use crate::benches::Metric;
 use crate::config::{RunRequest, SweepParam};
 use crate::error::{Error, Result};
+use crate::figures::Figure;
 use crate::interrupt;
 use crate::latency::LatencyOverRuns;
 use crate::report::text::{self, TableRow};
@@ -24,8 +24,14 @@ use crate::sweep;
 /// The noise floor of the closing table's verdicts, as `bench compare`'s default.
 const TABLE_NOISE_PCT: f64 = stats::NOISE_FLOOR_PCT;
 
-/// One benchmark's row of the closing table, before the changes are computed.
-type TableEntry<'a> = (&'a BenchPlan, Vec<Option<f64>>, RunStats);
+/// One figure of a benchmark in the closing table, before the changes are
+/// computed: the benchmark, the figure, each run's value and their statistics.
+struct TableEntry<'a> {
+    bench: &'a BenchPlan,
+    figure: &'static Figure,
+    means: Vec<Option<f64>>,
+    stats: RunStats,
+}
 
 pub(super) fn publish(
     request: &RunRequest,
@@ -57,7 +63,7 @@ pub(super) fn publish(
     let invocation = results::invocation_id();
     let mut table = Vec::new();
     for (bench, points) in plan.benches.iter().zip(records) {
-        let cycles = bench.metric == Metric::Cycles;
+        let cycles = bench.bench.runs_cycles();
         let cycle_stats = match cycles {
             true => cycle_levels(request, bench, &points, precision.as_ref(), console),
             false => Vec::new(),
@@ -66,11 +72,9 @@ pub(super) fn publish(
         if !cycles {
             sweep_lines(request, bench, &points, &run_stats, console);
         }
-        if let Some(entry) = runs_lines(
+        table.extend(runs_lines(
             request, plan, bench, &points, &run_stats, &precision, console,
-        ) {
-            table.push(entry);
-        }
+        ));
         let runs = points.into_iter().flatten().collect();
         let mut result = result_file(request, plan, bench, runs, run_stats, partial, &precision);
         result.sequential = sequential.clone();
@@ -185,7 +189,7 @@ fn run_levels(bench: &BenchPlan, points: &[Vec<RunRecord>], repeated: bool) -> V
             let latencies: Vec<_> = runs.iter().filter_map(|r| r.latency.as_ref()).collect();
             Some(RunLevel {
                 sweep_value: point.value,
-                headline: run_level_headline(&bench.metric, runs)?,
+                headline: run_level(bench.bench.headline(), runs)?,
                 summary: stats::summarize_runs(&summaries, point.config.producers)?,
                 latency: LatencyOverRuns::of(&latencies),
             })
@@ -209,7 +213,11 @@ fn sweep_rows(
                     mean: level.headline.mean,
                     sd: level.headline.sd,
                 },
-                None => bench.metric.headline(runs.first()?.summary.as_ref()?),
+                // One run: the mean and sd of its measured seconds.
+                None => {
+                    let seconds = bench.bench.headline().within_run(runs.first()?);
+                    (!seconds.is_empty()).then(|| stats::mean_sd(&seconds))?
+                }
             };
             Some((point.value?, point.config.producers, rate))
         })
@@ -218,7 +226,8 @@ fn sweep_rows(
 
 /// The lines over the runs of one benchmark (not swept): printed at once for
 /// a benchmark alone run several times; its entry of the closing table when
-/// there is one (several benchmarks, or `--markdown`), even after one round.
+/// there is one (several benchmarks, or `--markdown`), even after one round:
+/// one entry a figure it is judged by.
 fn runs_lines<'a>(
     request: &RunRequest,
     plan: &Plan,
@@ -227,11 +236,11 @@ fn runs_lines<'a>(
     run_stats: &[RunLevel],
     precision: &Option<PrecisionRecord>,
     console: &dyn Lines,
-) -> Option<TableEntry<'a>> {
-    if request.sweep.is_some() {
-        return None;
-    }
-    let (point, runs) = (bench.points.first()?, points.first()?);
+) -> Vec<TableEntry<'a>> {
+    let (Some(point), Some(runs), None) = (bench.points.first(), points.first(), &request.sweep)
+    else {
+        return Vec::new();
+    };
     if let (Some(level), false) = (run_stats.first(), plan.several()) {
         for line in level
             .latency
@@ -242,7 +251,7 @@ fn runs_lines<'a>(
         }
         console.line(&text::runs_line(
             &level.headline,
-            bench.reporter.counted(),
+            bench.bench.headline(),
             precision.as_ref(),
         ));
         console.line(
@@ -252,10 +261,21 @@ fn runs_lines<'a>(
         );
     }
     if !(plan.several() || request.markdown) {
-        return None;
+        return Vec::new();
     }
-    let headline = run_level_headline(&bench.metric, runs)?;
-    Some((bench, runs_means(&bench.metric, runs), headline))
+    bench
+        .bench
+        .figures()
+        .iter()
+        .filter_map(|figure| {
+            Some(TableEntry {
+                bench,
+                figure,
+                means: runs_means(figure, runs),
+                stats: run_level(figure, runs)?,
+            })
+        })
+        .collect()
 }
 
 /// One benchmark's kept result.
@@ -320,23 +340,36 @@ fn interruption(
     }
 }
 
-/// The closing table of interleaved benchmarks: each one's rate and, for all
-/// but the first, its change from the first over the rounds they shared.
+/// The closing table of interleaved benchmarks: each one's figures and, for
+/// all but the first benchmark, each figure's change from the first's same
+/// figure over the rounds they shared, judged the way the figure is better.
 fn comparison_rows(table: &[TableEntry], effect_pct: f64) -> Vec<TableRow> {
-    let Some((_, first_means, _)) = table.first() else {
+    let Some(first) = table.first().map(|e| e.bench.bench.name()) else {
         return Vec::new();
+    };
+    let baseline = |figure: &Figure| {
+        table
+            .iter()
+            .find(|e| e.bench.bench.name() == first && e.figure.name == figure.name)
     };
     table
         .iter()
-        .enumerate()
-        .map(|(i, (bench, means, stats))| {
-            let judged = (i > 0).then(|| judge_rounds(first_means, means, effect_pct));
+        .map(|entry| {
+            let bench = entry.bench.bench;
+            let judged = baseline(entry.figure)
+                .filter(|_| bench.name() != first)
+                .map(|base| judge_rounds(&base.means, &entry.means, effect_pct));
             let (change, unpaired, sensitivity) = judged.unwrap_or_default();
+            let better = entry.figure.better;
             TableRow {
-                bench: bench.bench.name(),
-                unit: bench.reporter.counted(),
-                stats: *stats,
-                verdict: change.map(|c| Verdict::of(&c, TABLE_NOISE_PCT)),
+                bench: bench.name(),
+                label: match bench.figures().len() {
+                    1 => bench.name().to_string(),
+                    _ => format!("{} {}", bench.name(), entry.figure.name),
+                },
+                figure: entry.figure,
+                stats: entry.stats,
+                verdict: change.map(|c| Verdict::of(&c, better, TABLE_NOISE_PCT)),
                 change,
                 unpaired,
                 sensitivity,
@@ -371,7 +404,11 @@ fn attach_comparisons(results: &mut [ResultFile], rows: &[TableRow]) {
     let Some(first) = rows.first() else {
         return;
     };
-    for (result, row) in results.iter_mut().zip(rows).skip(1) {
+    // Each result records its headline's change: its first row.
+    for result in results.iter_mut() {
+        let Some(row) = rows.iter().find(|r| r.bench == result.benchmark) else {
+            continue;
+        };
         if let (Some(paired), Some(verdict)) = (row.change, row.verdict) {
             result.comparison = Some(ComparisonRecord {
                 baseline: first.bench.to_string(),

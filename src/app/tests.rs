@@ -321,3 +321,38 @@ fn precision_on_an_attach_benchmark_says_whether_it_was_reached() {
         .line_starting("runs: 2, attach ")
         .ends_with("; precision \u{b1}5 % NOT reached: stopped at --max-runs 2"));
 }
+
+#[test]
+fn attach_figures_are_times_judged_lower_is_better_each_of_them() {
+    let (uprobe, multi) = ("attach-uprobe", "attach-uprobe-multi");
+    let benches = [Fake::of(uprobe), Fake::of(multi)];
+    // µs per probe to attach (twice that to detach), round by round: the
+    // multi link takes about a tenth of the time, so it is the faster.
+    let runs = MockRuns::default()
+        .rates(uprobe, &[100.0, 110.0, 105.0])
+        .rates(multi, &[10.0, 12.0, 11.0]);
+    let driven = drive(&["--runs", "3", "--attach-cnt", "5"], &benches, runs);
+    assert!(driven.result.is_ok(), "{:?}", driven.result);
+    let table = driven.line_starting("benchmark ");
+    assert!(table.contains("change vs attach-uprobe "), "{table}");
+    let baseline = driven.line_starting("attach-uprobe attach ");
+    assert!(baseline.contains("105.000 \u{b5}s/probe"), "{baseline}");
+    assert!(
+        !baseline.contains("/s "),
+        "a time printed as a rate: {baseline}"
+    );
+    let detach = driven.line_starting("attach-uprobe detach ");
+    assert!(
+        !detach.contains("n/a"),
+        "the baseline is not judged: {detach}"
+    );
+    for (figure, mean) in [("attach", "11.000"), ("detach", "22.000")] {
+        let row = driven.line_starting(&format!("{multi} {figure} "));
+        assert!(row.contains(&format!("{mean} \u{b5}s/probe")), "{row}");
+        assert!(row.contains(" -89."), "about -90 %: {row}");
+        assert!(row.ends_with("faster"), "a shorter time is faster: {row}");
+    }
+    let kept = driven.results[1].comparison.as_ref().expect("a comparison");
+    assert_eq!(kept.verdict, crate::stats::Verdict::Faster);
+    assert!(kept.paired.percent < -80.0, "{:?}", kept.paired);
+}

@@ -12,12 +12,13 @@ use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::{KprobeMultiOpts, Link, UprobeMultiOpts, UprobeOpts};
 
 use super::trigger::{attachable_kernel_functions, kprobe_refusal};
-use super::{Benchmark, Info, Metric};
+use super::{Benchmark, Info, Workers};
 use crate::attach::{link_types_text, sites};
 use crate::bpf::skel::attach::{AttachSkel, AttachSkelBuilder};
 use crate::bpf::{self, Needs};
 use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
+use crate::figures;
 use crate::runner::cycles::{CycleWorkload, Fired};
 use crate::runner::{ProducerCtx, Workload};
 use crate::targets::SELF_EXE;
@@ -71,7 +72,8 @@ struct AttachBench {
 
 const fn bench(name: &'static str, description: &'static str, kind: Kind, needs: Needs) -> Info {
     Info {
-        metric: Metric::Cycles,
+        workers: Workers::Cycles,
+        figures: &[figures::ATTACH, figures::DETACH],
         ..Info::hits(name, description)
     }
     .needs(needs)

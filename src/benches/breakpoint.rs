@@ -183,6 +183,7 @@ fn wait_until_done(done: &AtomicU32) {
 pub static BENCHES: &[&dyn Benchmark] = &[
     &ThreadBench {
         info: Info {
+            figures: &[crate::figures::OPERATIONS],
             metric: Metric::Ops(PerfFormat {
                 collection: "breakpoint",
                 name: "thread",
@@ -213,6 +214,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     },
     &EnableBench {
         info: Info {
+            figures: &[crate::figures::OPERATIONS],
             metric: Metric::Ops(PerfFormat {
                 collection: "breakpoint",
                 name: "enable",

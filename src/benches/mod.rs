@@ -3,7 +3,8 @@
 //! A benchmark is a plain value: an [`Info`] that says what it is and what it
 //! measures, plus whatever its family needs to set it up. Each family lists its
 //! benchmarks in one table (`BENCHES`); [`all`] chains the tables. Nothing here
-//! prints: `report/` turns a benchmark's [`Metric`] into lines.
+//! prints: `report/` turns a benchmark's [`Metric`] into lines, and its
+//! [`Figure`]s say what a run is judged by.
 
 pub mod attach;
 pub mod body;
@@ -21,11 +22,11 @@ use std::collections::BTreeMap;
 use crate::bpf::Needs;
 use crate::config::{BenchOption, Body, FlagOption, NumberOption, OptionValue, Params, RunConfig};
 use crate::error::{Error, Result};
-use crate::results::RunRecord;
+use crate::figures::{self, Figure};
 use crate::runner::Workload;
-use crate::stats::{MeanSd, Sample, Summary};
 
-/// What a benchmark measures, and so which lines report it.
+/// How a benchmark's per-second lines and fixed-work block print (what it
+/// is judged by is its [`Figure`]s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
     /// Hits (and drops) counted by a BPF program or the producers: the kernel
@@ -34,43 +35,6 @@ pub enum Metric {
     /// Operations per second with `perf bench`'s usecs/op; a fixed run prints
     /// perf's own block.
     Ops(PerfFormat),
-    /// Attach cycles: attach and detach times per probe (lower is better),
-    /// measured by src/runner/cycles.rs rather than per-second samples.
-    Cycles,
-}
-
-impl Metric {
-    /// The rate the benchmark is judged by, in statistics, comparisons and
-    /// plots: hits for the trigger families, all operations for the perf
-    /// family.
-    pub fn headline(&self, summary: &Summary) -> MeanSd {
-        match self {
-            Metric::Hits | Metric::Cycles => summary.hits,
-            Metric::Ops(_) => summary.total,
-        }
-    }
-
-    /// The figures a run is judged by, headline first: its mean headline
-    /// rate; for attach cycles, the attach then the detach µs/probe (lower
-    /// is better). Empty for a run that measured nothing.
-    pub fn run_figures(&self, record: &RunRecord) -> Vec<f64> {
-        match (self, &record.cycle, &record.summary) {
-            (Metric::Cycles, Some(c), _) => vec![
-                c.attach.us_per_probe(c.probes),
-                c.detach.us_per_probe(c.probes),
-            ],
-            (Metric::Cycles, None, _) | (_, _, None) => Vec::new(),
-            (_, _, Some(summary)) => vec![self.headline(summary).mean],
-        }
-    }
-
-    /// One second's headline rate: what [`Metric::headline`] averages.
-    pub fn sample_rate(&self, sample: &Sample) -> f64 {
-        match self {
-            Metric::Hits | Metric::Cycles => sample.hits_per_sec(),
-            Metric::Ops(_) => sample.total_per_sec(),
-        }
-    }
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -114,6 +78,9 @@ pub enum Workers {
     Producers,
     /// Producers and consumer threads (`-c`).
     ProducersAndConsumers,
+    /// No producers: the run is one attach cycle on the main thread (attach,
+    /// verify, detach), timed as a whole.
+    Cycles,
 }
 
 impl Workers {
@@ -126,6 +93,7 @@ impl Workers {
             }
             Workers::Producers => Some("its producers do all the work"),
             Workers::ProducersAndConsumers => None,
+            Workers::Cycles => Some("it runs attach cycles, not producers"),
         }
     }
 }
@@ -163,6 +131,8 @@ pub struct Info {
     /// One line for `--list`.
     pub description: &'static str,
     pub metric: Metric,
+    /// What a run is judged by, the headline first.
+    pub figures: &'static [Figure],
     /// The benchmark's own options.
     pub options: &'static [BenchOption],
     /// What set-up asks of the kernel, and so the privileges it needs.
@@ -192,6 +162,7 @@ impl Info {
             name,
             description,
             metric: Metric::Hits,
+            figures: &[figures::HITS],
             options: &[],
             needs: Needs::Nothing,
             workers: Workers::Producers,
@@ -299,6 +270,18 @@ impl dyn Benchmark + '_ {
     }
     pub fn metric(&self) -> Metric {
         self.info().metric
+    }
+    /// What a run is judged by, the headline first.
+    pub fn figures(&self) -> &'static [Figure] {
+        self.info().figures
+    }
+    /// The figure a run is judged by first.
+    pub fn headline(&self) -> &'static Figure {
+        &self.info().figures[0]
+    }
+    /// Whether a run is an attach cycle rather than producers at work.
+    pub fn runs_cycles(&self) -> bool {
+        self.info().workers == Workers::Cycles
     }
     pub fn options(&self) -> &'static [BenchOption] {
         self.info().options
@@ -528,6 +511,25 @@ mod tests {
         }
         for bench in all() {
             assert!(!bench.description().is_empty(), "{}", bench.name());
+        }
+    }
+
+    #[test]
+    fn every_benchmark_is_judged_by_figures_it_can_measure() {
+        for bench in all() {
+            let figures = bench.figures();
+            assert!(!figures.is_empty(), "{} declares no figure", bench.name());
+            for (i, f) in figures.iter().enumerate() {
+                assert!(
+                    !figures[..i].iter().any(|g| g.name == f.name),
+                    "{}: {} twice",
+                    bench.name(),
+                    f.name
+                );
+            }
+            // A cycle has no per-second rate, producers no cycle.
+            let cycle_figures = figures.iter().all(|f| f.better == figures::Better::Lower);
+            assert_eq!(bench.runs_cycles(), cycle_figures, "{}", bench.name());
         }
     }
 

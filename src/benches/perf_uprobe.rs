@@ -71,6 +71,7 @@ const fn perf(
     description: &'static str,
 ) -> PerfUprobe {
     let info = Info {
+        figures: &[crate::figures::OPERATIONS],
         metric: Metric::Ops(PerfFormat {
             collection: "uprobe",
             name: perf_name,

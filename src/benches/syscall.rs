@@ -61,6 +61,7 @@ const fn syscall(
 ) -> SyscallBench {
     SyscallBench {
         info: Info {
+            figures: &[crate::figures::OPERATIONS],
             metric: Metric::Ops(PerfFormat {
                 collection: "syscall",
                 name: perf_name,

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::benches;
 use crate::error::{Error, Result};
+use crate::figures::{self, Figure};
 use crate::report::compare as lines;
 use crate::results::{ResultFile, RunRecord};
-use crate::runner::cycles::{CycleRecord, Timing};
 use crate::stats::mean_sd;
 
 /// A configuration's runs in one file (one, or one per `--runs` repetition),
@@ -52,43 +52,36 @@ impl Entry {
         ))
     }
 
-    /// The headline rate of each measured second, run by run, as the
-    /// benchmark's metric ranks it (hits, or all operations); hits for a name
-    /// the registry no longer knows. Runs that measured nothing are left out.
-    pub(super) fn rates(&self) -> Vec<Vec<f64>> {
-        self.rates_of_every_run()
-            .into_iter()
-            .filter(|seconds| !seconds.is_empty())
+    /// What the pair is judged by: the figures the registry declares for
+    /// the benchmark; for a name it no longer knows, hits, or the attach
+    /// figures where its runs are attach cycles.
+    pub(super) fn figures(&self) -> &'static [Figure] {
+        match benches::find(&self.benchmark) {
+            Some(bench) => bench.figures(),
+            None if self.runs.iter().any(|r| r.cycle.is_some()) => {
+                &[figures::ATTACH, figures::DETACH]
+            }
+            None => &[figures::HITS],
+        }
+    }
+
+    /// A figure's observations, run by run (each measured second's rate, or
+    /// the run's one value); runs that measured nothing are left out.
+    pub(super) fn observations(&self, figure: &Figure) -> Vec<Vec<f64>> {
+        self.runs
+            .iter()
+            .map(|run| figure.within_run(run))
+            .filter(|seen| !seen.is_empty())
             .collect()
     }
 
-    /// [`rates`](Self::rates), one entry per run, empty where a run measured
-    /// nothing.
-    pub(super) fn rates_of_every_run(&self) -> Vec<Vec<f64>> {
-        let metric = benches::find(&self.benchmark).map(|b| b.metric());
+    /// Each measured run's mean of a figure, by its round (`repetition`).
+    pub(super) fn round_means(&self, figure: &Figure) -> Vec<(u32, f64)> {
         self.runs
             .iter()
-            .map(|run| {
-                run.samples
-                    .iter()
-                    .filter(|s| !s.warmup)
-                    .map(|s| match &metric {
-                        Some(metric) => metric.sample_rate(s),
-                        None => s.hits_per_sec(),
-                    })
-                    .collect::<Vec<f64>>()
-            })
-            .collect()
-    }
-
-    /// Each measured run's mean headline rate, by its round (`repetition`).
-    pub(super) fn round_means(&self) -> Vec<(u32, f64)> {
-        self.runs
-            .iter()
-            .zip(self.rates_of_every_run())
-            .filter_map(|(run, seconds)| Some((run.repetition?, seconds)))
-            .filter(|(_, seconds)| !seconds.is_empty())
-            .map(|(round, seconds)| (round, mean_sd(&seconds).mean))
+            .filter_map(|run| Some((run.repetition?, figure.within_run(run))))
+            .filter(|(_, seen)| !seen.is_empty())
+            .map(|(round, seen)| (round, mean_sd(&seen).mean))
             .collect()
     }
 
@@ -99,26 +92,6 @@ impl Entry {
             merged.add(&run.latency.as_ref()?.distribution().ok()?);
         }
         (merged.count() > 0).then(|| merged.buckets())
-    }
-
-    /// What the pair is judged by: the headline rate, or for an attach
-    /// benchmark two figures, each run's attach and detach rates in probes
-    /// per second, so that a lower time per probe is the faster.
-    pub(super) fn figures(&self) -> Vec<(Option<&'static str>, Vec<Vec<f64>>)> {
-        if !self.runs.iter().any(|r| r.cycle.is_some()) {
-            return vec![(None, self.rates())];
-        }
-        let per_sec = |pick: fn(&CycleRecord) -> &Timing| {
-            self.runs
-                .iter()
-                .filter_map(|r| r.cycle.as_ref())
-                .map(|c| vec![1e6 / pick(c).us_per_probe(c.probes)])
-                .collect()
-        };
-        vec![
-            (Some("attach"), per_sec(|c| &c.attach)),
-            (Some("detach"), per_sec(|c| &c.detach)),
-        ]
     }
 
     /// Why there is nothing to compare, when there is not.

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::entry::Entry;
 use crate::error::{Error, Result};
 use crate::report::compare as lines;
-use crate::stats::{self, mean_sd, Basis, Verdict};
+use crate::stats::{self, mean_sd, Basis, Better, Verdict};
 
 /// Each latency figure of a pair whose both sides have one: old and new
 /// (the runs' mean), and the change with its interval where there are
@@ -53,7 +53,7 @@ pub(super) fn latency_rows(old: &Entry, new: &Entry, noise: f64) -> Vec<lines::L
                 name: name.to_string(),
                 old: mean_sd(&o).mean,
                 new: mean_sd(&n).mean,
-                verdict: change.map(|c| Verdict::of_time(&c, noise)),
+                verdict: change.map(|c| Verdict::of(&c, Better::Lower, noise)),
                 change,
             })
         })

@@ -12,8 +12,9 @@ mod pairing;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::figures::Figure;
 use crate::report::compare::{self as lines, Row, Side};
-use crate::stats::{self, mean_sd, Basis, Change, MeanSd, Sensitivity, Verdict};
+use crate::stats::{self, mean_sd, Basis, Better, Change, MeanSd, Sensitivity, Verdict};
 use entry::{load_side, Entry};
 use latency::{latency_rows, latency_series, write_plot};
 use pairing::{pair_label, pair_up, partial_side, Pairing};
@@ -155,7 +156,7 @@ fn latency_lines(
             figure.verdict,
             figure.name == args.gate,
         ) {
-            if verdict.fails_time_gate(&change, limit) {
+            if verdict.fails_gate(&change, Better::Lower, limit) {
                 regressions.push(lines::latency_regression(label, &figure.name, &change));
             }
         }
@@ -201,16 +202,20 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
                 }
                 continue;
             }
-            for ((figure, old_runs), (_, new_runs)) in o.figures().into_iter().zip(n.figures()) {
-                let label = match figure {
-                    Some(figure) => lines::figure_label(&label, figure),
-                    None => label.clone(),
+            let figures = o.figures();
+            for figure in figures {
+                let label = match figures.len() {
+                    1 => label.clone(),
+                    _ => lines::figure_label(&label, figure.name),
                 };
-                let (change, verdict, sensitivity) = judge(o, n, &old_runs, &new_runs, args);
+                let (old_runs, new_runs) = (o.observations(figure), n.observations(figure));
+                let (change, verdict, sensitivity) =
+                    judge((o, n), figure, (&old_runs, &new_runs), args);
                 single_run |= change.is_some_and(|c| c.basis == Basis::Seconds);
                 undecided |= sensitivity.is_some() && verdict == Some(Verdict::NoSignificantChange);
                 report.push(lines::row(&Row {
                     label: &label,
+                    figure,
                     old: side_figures(&old_runs),
                     new: side_figures(&new_runs),
                     runs: (old_runs.len(), new_runs.len()),
@@ -219,7 +224,7 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
                     sensitivity,
                     partial,
                 }));
-                regressions.extend(rate_gate(args, &label, change, verdict));
+                regressions.extend(rate_gate(args, &label, figure, (change, verdict)));
             }
             latency_lines(o, n, args, &label, &mut report, &mut regressions)?;
         }
@@ -249,13 +254,13 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
 fn rate_gate(
     args: &CompareArgs,
     label: &str,
-    change: Option<Change>,
-    verdict: Option<Verdict>,
+    figure: &Figure,
+    (change, verdict): (Option<Change>, Option<Verdict>),
 ) -> Option<String> {
     let limit = args.fail_on_regression.filter(|_| args.gate == "rate")?;
     match (change, verdict) {
         (Some(change), Some(verdict)) => verdict
-            .fails_gate(&change, limit)
+            .fails_gate(&change, figure.better, limit)
             .then(|| lines::regression(label, &change)),
         _ => (!args.allow_missing).then(|| lines::unjudged_regression(label)),
     }
@@ -266,13 +271,12 @@ fn rate_gate(
 /// interleaved invocation wrote them, by Welch's test on the run means
 /// otherwise.
 fn judge(
-    o: &Entry,
-    n: &Entry,
-    old: &[Vec<f64>],
-    new: &[Vec<f64>],
+    (o, n): (&Entry, &Entry),
+    figure: &Figure,
+    (old, new): (&[Vec<f64>], &[Vec<f64>]),
     args: &CompareArgs,
 ) -> (Option<Change>, Option<Verdict>, Option<Sensitivity>) {
-    let (change, sensitivity) = match paired_rounds(o, n) {
+    let (change, sensitivity) = match paired_rounds(o, n, figure) {
         Some((old, new)) => (
             stats::paired_change(&old, &new),
             stats::paired_sensitivity(&old, &new, args.effect, args.noise),
@@ -282,20 +286,20 @@ fn judge(
             stats::runs_sensitivity(old, new, args.effect, args.noise),
         ),
     };
-    let verdict = change.map(|c| Verdict::of(&c, args.noise));
+    let verdict = change.map(|c| Verdict::of(&c, figure.better, args.noise));
     (change, verdict, sensitivity)
 }
 
 /// The run means of the rounds both sides ran, in round order, when the
 /// files prove they came from one interleaved invocation (the same
 /// `interleaved` identity); `None` otherwise, or with fewer than two.
-fn paired_rounds(old: &Entry, new: &Entry) -> Option<(Vec<f64>, Vec<f64>)> {
+fn paired_rounds(old: &Entry, new: &Entry, figure: &Figure) -> Option<(Vec<f64>, Vec<f64>)> {
     if old.interleaved.is_none() || old.interleaved != new.interleaved {
         return None;
     }
-    let new_rounds = new.round_means();
+    let new_rounds = new.round_means(figure);
     let (old_means, new_means): (Vec<f64>, Vec<f64>) = old
-        .round_means()
+        .round_means(figure)
         .into_iter()
         .filter_map(|(round, a)| {
             let b = new_rounds.iter().find(|(r, _)| *r == round)?.1;

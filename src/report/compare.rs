@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::rate_with_sd;
+use crate::figures::Figure;
 use crate::stats::{Basis, Change, MeanSd, Sensitivity, Verdict};
 
 /// Which side of a pair was interrupted.
@@ -16,6 +16,8 @@ pub enum Side {
 /// One compared pair.
 pub struct Row<'a> {
     pub label: &'a str,
+    /// What is compared: how its sides print.
+    pub figure: &'a Figure,
     pub old: MeanSd,
     pub new: MeanSd,
     /// Runs on each side.
@@ -71,15 +73,15 @@ pub fn row(row: &Row<'_>) -> String {
     format!(
         "{:<32} {:>22} {:>22}  {change:<28} {verdict}{partial}",
         row.label,
-        rate_with_sd(row.old.mean, row.old.sd),
-        rate_with_sd(row.new.mean, row.new.sd),
+        (row.figure.show_spread)(row.old.mean, row.old.sd),
+        (row.figure.show_spread)(row.new.mean, row.new.sd),
     )
 }
 
-/// `attach-uprobe attach (probes/s)`: one of an attach benchmark's two
-/// figures, judged as a rate so that a lower time per probe is faster.
+/// `attach-uprobe attach`: one of the figures of a benchmark that has
+/// several.
 pub fn figure_label(label: &str, figure: &str) -> String {
-    format!("{label} {figure} (probes/s)")
+    format!("{label} {figure}")
 }
 
 /// A pair one side of which has no per-second samples.
@@ -228,6 +230,7 @@ mod tests {
         let side = MeanSd { mean: 1e6, sd: 1e4 };
         row(&Row {
             label: "trig-uprobe-nop",
+            figure: &crate::figures::HITS,
             old: side,
             new: side,
             runs: (3, 3),

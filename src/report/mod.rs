@@ -99,23 +99,7 @@ pub trait Exporter: Sync {
 /// A file an exporter made, and where it goes.
 pub type Rendered = (OutputTarget, Vec<u8>);
 
-/// A rate scaled to a readable unit: (value, "M"), (value, "K") or (value, "").
-pub fn scaled(per_sec: f64) -> (f64, &'static str) {
-    if per_sec >= 1e6 {
-        (per_sec / 1e6, "M")
-    } else if per_sec >= 1e3 {
-        (per_sec / 1e3, "K")
-    } else {
-        (per_sec, "")
-    }
-}
-
-/// `mean ± sd` of a rate, both in the mean's unit: `2.460 ± 0.009M/s`.
-pub fn rate_with_sd(mean: f64, sd: f64) -> String {
-    let (value, unit) = scaled(mean);
-    let factor = if mean > 0.0 { value / mean } else { 1.0 };
-    format!("{value:.3} \u{00b1} {:.3}{unit}/s", sd * factor)
-}
+pub use crate::figures::{rate_with_sd, scaled};
 
 #[cfg(test)]
 mod tests {

@@ -10,9 +10,10 @@ use crate::benches;
 
 use crate::error::{Error, Result};
 use crate::results::ResultFile;
+use crate::stats::mean_sd;
 
 use super::chart::{chart_on, draw_legend};
-use super::reporter::Reporter;
+
 use super::{scaled, Exporter, Rendered};
 use crate::config::OutputTarget;
 
@@ -203,7 +204,6 @@ impl Exporter for Svg {
                 result.benchmark
             ))
         })?;
-        let reporter = Reporter::new(bench);
         let sweep = result
             .sweep
             .as_ref()
@@ -213,11 +213,13 @@ impl Exporter for Svg {
                 super::attach_plot::render(&result.benchmark, &sweep.param, &result.cycle_stats)?;
             return Ok(vec![(target.clone(), svg.into_bytes())]);
         }
+        let headline = bench.headline();
         let points: Vec<Point> = result
             .runs
             .iter()
             .filter_map(|run| {
-                let rate = bench.metric().headline(run.summary.as_ref()?);
+                let seconds = headline.within_run(run);
+                let rate = (!seconds.is_empty()).then(|| mean_sd(&seconds))?;
                 Some(Point {
                     value: run.sweep_value?,
                     mean: rate.mean,
@@ -225,7 +227,7 @@ impl Exporter for Svg {
                 })
             })
             .collect();
-        let what = reporter.counted();
+        let what = headline.unit;
         let title = format!("{}: {what} per second by {}", result.benchmark, sweep.param);
         let producers = matches!(sweep.param.as_str(), "producers" | "parallelism");
         let svg = render(&title, &sweep.param, what, &points, producers)?;

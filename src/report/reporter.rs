@@ -61,7 +61,7 @@ impl Reporter {
     /// One second's line.
     pub fn tick(&self, sample: &Sample, producers: usize) -> String {
         match self.metric {
-            Metric::Hits | Metric::Cycles => text::iteration_line(sample, producers),
+            Metric::Hits => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
         }
     }
@@ -69,7 +69,7 @@ impl Reporter {
     /// The `Summary:` line: the last line on stdout, which scripts cut.
     pub fn summary(&self, summary: &Summary, producers: usize) -> String {
         match self.metric {
-            Metric::Hits | Metric::Cycles => text::summary_line(summary, self.emulated),
+            Metric::Hits => text::summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -89,9 +89,7 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits | Metric::Cycles => {
-                text::fixed_lines(self.bench, run, config.producers, self.emulated)
-            }
+            Metric::Hits => text::fixed_lines(self.bench, run, config.producers, self.emulated),
             Metric::Ops(format) => perf_block(&format, run, config),
         }
     }
@@ -100,7 +98,6 @@ impl Reporter {
     pub fn counted(&self) -> &'static str {
         match self.metric {
             Metric::Hits => "hits",
-            Metric::Cycles => "attach \u{b5}s/probe",
             Metric::Ops(_) => "operations",
         }
     }
@@ -109,7 +106,7 @@ impl Reporter {
     fn timed_unit(&self) -> &'static str {
         match self.metric {
             Metric::Hits => "hit",
-            Metric::Ops(_) | Metric::Cycles => "operation",
+            Metric::Ops(_) => "operation",
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::scaled;
 use crate::config::Repetition;
+use crate::figures::Figure;
 use crate::noise::{Noise, NoiseKind};
 use crate::results::{PrecisionRecord, SequentialRecord, StopReason};
 use crate::runner::{FixedRun, Phase};
@@ -194,15 +195,10 @@ pub fn run_header(
     (!parts.is_empty()).then(|| format!("# {}", parts.join(", ")))
 }
 
-/// A rate with its unit: `1.874M/s`.
-fn rate(per_sec: f64) -> String {
-    let (value, unit) = scaled(per_sec);
-    format!("{value:.3}{unit}/s")
-}
-
 /// `runs: 5, hits 1.874M/s ± 1.6 % (95 % CI), between-run sd 0.8 %`, and
 /// what `--precision` came to.
-pub fn runs_line(stats: &RunStats, counted: &str, precision: Option<&PrecisionRecord>) -> String {
+pub fn runs_line(stats: &RunStats, figure: &Figure, precision: Option<&PrecisionRecord>) -> String {
+    let (counted, value) = (figure.unit, (figure.show)(stats.mean));
     let spread = |sd: f64| {
         if stats.mean > 0.0 {
             sd / stats.mean * 100.0
@@ -212,16 +208,14 @@ pub fn runs_line(stats: &RunStats, counted: &str, precision: Option<&PrecisionRe
     };
     let mut line = match stats.ci_percent() {
         Some(pct) => format!(
-            "runs: {}, {counted} {} \u{00b1} {pct:.1} % (95 % CI), between-run sd {:.1} %",
+            "runs: {}, {counted} {value} \u{00b1} {pct:.1} % (95 % CI), between-run sd {:.1} %",
             stats.runs,
-            rate(stats.mean),
             spread(stats.sd)
         ),
         // One run has no spread between runs to show.
         None => format!(
-            "runs: {}, {counted} {} (one run: no interval, the drift between runs is unknown)",
+            "runs: {}, {counted} {value} (one run: no interval, the drift between runs is unknown)",
             stats.runs,
-            rate(stats.mean),
         ),
     };
     if let Some(p) = precision {
@@ -299,11 +293,14 @@ pub fn noise_warnings(noise: &Noise) -> Vec<String> {
         .collect()
 }
 
-/// One benchmark of an interleaved invocation, for the closing table.
+/// One figure of a benchmark of an interleaved invocation, for the closing
+/// table.
 #[derive(Clone, Debug)]
 pub struct TableRow {
     pub bench: &'static str,
-    pub unit: &'static str,
+    /// The benchmark, and the figure's name where it has several.
+    pub label: String,
+    pub figure: &'static Figure,
     pub stats: RunStats,
     /// The change from the first benchmark, paired by round over the rounds
     /// both ran.
@@ -439,14 +436,15 @@ pub fn interleaved_table(
     for row in rows {
         let (change, verdict) = match (&row.change, row.verdict) {
             (Some(change), Some(verdict)) => (change_text(change), verdict_text(row, verdict)),
-            _ if std::ptr::eq(row, first) => (String::new(), String::new()),
+            // The first benchmark is what the others are judged against.
+            _ if row.bench == first.bench => (String::new(), String::new()),
             _ => ("n/a (fewer than 2 rounds)".to_string(), String::new()),
         };
         lines.push(
             format!(
                 "{:<28} {:>12} {:>10}  {:<32} {}",
-                row.bench,
-                rate(row.stats.mean),
+                row.label,
+                (row.figure.show)(row.stats.mean),
                 interval_text(&row.stats),
                 change,
                 verdict
@@ -463,10 +461,15 @@ pub fn interleaved_markdown(rows: &[TableRow]) -> Vec<String> {
     let Some(first) = rows.first() else {
         return Vec::new();
     };
+    // One unit heads the column when every row has it.
+    let unit = match rows.iter().all(|r| r.figure.unit == first.figure.unit) {
+        true => format!("{} (mean)", first.figure.unit),
+        false => "mean".to_string(),
+    };
     let mut lines = vec![
         format!(
-            "| benchmark | {} (mean) | 95 % CI | change vs {} (paired by round) | verdict | detectable (80 % power) |",
-            first.unit, first.bench
+            "| benchmark | {unit} | 95 % CI | change vs {} (paired by round) | verdict | detectable (80 % power) |",
+            first.bench
         ),
         "|---|---|---|---|---|---|".to_string(),
     ];
@@ -481,8 +484,8 @@ pub fn interleaved_markdown(rows: &[TableRow]) -> Vec<String> {
             .unwrap_or_default();
         lines.push(format!(
             "| {} | {} | {} | {change} | {verdict} | {detectable} |",
-            row.bench,
-            rate(row.stats.mean),
+            row.label,
+            (row.figure.show)(row.stats.mean),
             interval_text(&row.stats)
         ));
     }

@@ -104,39 +104,36 @@ pub enum Verdict {
     NoSignificantChange,
 }
 
+/// Which way a figure improves: a rate is better higher, a time lower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
 impl Verdict {
-    /// A rate changed when its interval excludes no change (p < α) and the
-    /// change is at least the noise floor, `noise_pct`, in size.
-    pub fn of(change: &Change, noise_pct: f64) -> Verdict {
+    /// A figure changed when its interval excludes no change (p < α) and the
+    /// change is at least the noise floor, `noise_pct`, in size; it got
+    /// faster when it moved the way `better` says.
+    pub fn of(change: &Change, better: Better, noise_pct: f64) -> Verdict {
         let significant = change.p < ALPHA && change.percent.abs() >= noise_pct;
-        match (significant, change.percent > 0.0) {
+        let up = change.percent > 0.0;
+        match (significant, up == (better == Better::Higher)) {
             (false, _) => Verdict::NoSignificantChange,
             (true, true) => Verdict::Faster,
             (true, false) => Verdict::Slower,
         }
     }
 
-    /// Whether `change`, judged so, fails a gate that allows `allowed_pct` %.
-    pub fn fails_gate(self, change: &Change, allowed_pct: f64) -> bool {
-        self == Verdict::Slower && -change.percent > allowed_pct
-    }
-
-    /// A time (a latency percentile) is judged the other way from a rate:
-    /// longer is slower.
-    pub fn of_time(change: &Change, noise_pct: f64) -> Verdict {
-        let as_rate = Change {
-            percent: -change.percent,
-            low: -change.high,
-            high: -change.low,
-            ..*change
+    /// Whether `change` of a figure that is `better` one way, judged so,
+    /// fails a gate that allows `allowed_pct` % the wrong way.
+    pub fn fails_gate(self, change: &Change, better: Better, allowed_pct: f64) -> bool {
+        let worse_by = match better {
+            Better::Higher => -change.percent,
+            Better::Lower => change.percent,
         };
-        Verdict::of(&as_rate, noise_pct)
-    }
-
-    /// Whether a time's `change`, judged so, fails a gate that allows
-    /// `allowed_pct` %.
-    pub fn fails_time_gate(self, change: &Change, allowed_pct: f64) -> bool {
-        self == Verdict::Slower && change.percent > allowed_pct
+        self == Verdict::Slower && worse_by > allowed_pct
     }
 
     pub fn words(self) -> &'static str {
@@ -188,17 +185,21 @@ mod tests {
             p: 0.001,
             basis: Basis::Runs,
         };
-        let verdict = Verdict::of_time(&longer, 2.0);
+        let verdict = Verdict::of(&longer, Better::Lower, 2.0);
         assert_eq!(verdict, Verdict::Slower);
-        assert!(verdict.fails_time_gate(&longer, 5.0));
-        assert!(!verdict.fails_time_gate(&longer, 12.0));
+        assert!(verdict.fails_gate(&longer, Better::Lower, 5.0));
+        assert!(!verdict.fails_gate(&longer, Better::Lower, 12.0));
+        // The same change of a rate is faster, and passes any gate.
+        let as_rate = Verdict::of(&longer, Better::Higher, 2.0);
+        assert_eq!(as_rate, Verdict::Faster);
+        assert!(!as_rate.fails_gate(&longer, Better::Higher, 0.0));
         let shorter = Change {
             percent: -10.0,
             low: -15.0,
             high: -5.0,
             ..longer
         };
-        assert_eq!(Verdict::of_time(&shorter, 2.0), Verdict::Faster);
+        assert_eq!(Verdict::of(&shorter, Better::Lower, 2.0), Verdict::Faster);
     }
 
     /// The noise of this project's VMs, as a model: each run drifts by a
@@ -241,7 +242,7 @@ mod tests {
                     let old = self.runs(&mut rng, 1e6, runs);
                     let new = self.runs(&mut rng, 1e6 * ratio, runs);
                     let change = compare_runs(&old, &new).unwrap();
-                    Verdict::of(&change, floor) != Verdict::NoSignificantChange
+                    Verdict::of(&change, Better::Higher, floor) != Verdict::NoSignificantChange
                 })
                 .count();
             hits as f64 / TRIALS as f64
@@ -300,9 +301,12 @@ mod tests {
         }
         let paired = paired_change(&old, &new).unwrap();
         assert!(paired.low > 2.0 && paired.high < 4.0, "{paired:?}");
-        assert_eq!(Verdict::of(&paired, 2.0), Verdict::Faster);
+        assert_eq!(Verdict::of(&paired, Better::Higher, 2.0), Verdict::Faster);
         let unpaired = change_between(&old, &new, Basis::Runs).unwrap();
-        assert_eq!(Verdict::of(&unpaired, 2.0), Verdict::NoSignificantChange);
+        assert_eq!(
+            Verdict::of(&unpaired, Better::Higher, 2.0),
+            Verdict::NoSignificantChange
+        );
     }
 
     #[test]
@@ -316,13 +320,16 @@ mod tests {
         };
         // Significant but inside a 20 % noise floor: no verdict, no failure.
         let c = change(-11.0, 0.04);
-        assert_eq!(Verdict::of(&c, 20.0), Verdict::NoSignificantChange);
-        assert!(!Verdict::of(&c, 20.0).fails_gate(&c, 5.0));
+        assert_eq!(
+            Verdict::of(&c, Better::Higher, 20.0),
+            Verdict::NoSignificantChange
+        );
+        assert!(!Verdict::of(&c, Better::Higher, 20.0).fails_gate(&c, Better::Higher, 5.0));
         let c = change(-11.0, 0.01);
-        assert_eq!(Verdict::of(&c, 2.0), Verdict::Slower);
-        assert!(Verdict::of(&c, 2.0).fails_gate(&c, 5.0));
-        assert!(!Verdict::of(&c, 2.0).fails_gate(&c, 12.0));
+        assert_eq!(Verdict::of(&c, Better::Higher, 2.0), Verdict::Slower);
+        assert!(Verdict::of(&c, Better::Higher, 2.0).fails_gate(&c, Better::Higher, 5.0));
+        assert!(!Verdict::of(&c, Better::Higher, 2.0).fails_gate(&c, Better::Higher, 12.0));
         let c = change(8.0, 0.01);
-        assert!(!Verdict::of(&c, 2.0).fails_gate(&c, 0.0));
+        assert!(!Verdict::of(&c, Better::Higher, 2.0).fails_gate(&c, Better::Higher, 0.0));
     }
 }

@@ -11,8 +11,8 @@ mod student;
 mod summary;
 
 pub use change::{
-    change_between, compare_runs, paired_change, paired_change_at, Basis, Change, RunsOfSeconds,
-    Verdict,
+    change_between, compare_runs, paired_change, paired_change_at, Basis, Better, Change,
+    RunsOfSeconds, Verdict,
 };
 pub use power::{
     detection_multiplier, detection_multiplier_at, paired_rounds_needed, paired_sensitivity,

@@ -127,7 +127,11 @@ fn paths_after(text: &str, prefix: &str) -> Vec<Vec<String>> {
                     continue;
                 }
                 let mut path = base.clone();
-                path.extend(item.split("::").filter(|s| !s.is_empty()).map(str::to_owned));
+                path.extend(
+                    item.split("::")
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned),
+                );
                 paths.push(path);
             }
         }
@@ -239,7 +243,10 @@ fn the_reader_sees_the_imports_a_file_makes() {
     let joined: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
     assert_eq!(joined, ["a::b", "a::c::d", "a", "x::y"]);
     let stripped = code_of(&src().join("stats.rs"));
-    assert!(!stripped.contains("#[cfg(test)]\nmod"), "test blocks are left out");
+    assert!(
+        !stripped.contains("#[cfg(test)]\nmod"),
+        "test blocks are left out"
+    );
 }
 
 #[test]
@@ -258,12 +265,20 @@ fn the_circle_finder_finds_a_circle() {
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
     let edges = graph();
-    assert!(edges.len() > 50, "the module graph was read: {} files", edges.len());
+    assert!(
+        edges.len() > 50,
+        "the module graph was read: {} files",
+        edges.len()
+    );
     let found: Vec<String> = circles(&edges)
         .iter()
         .map(|c| c.iter().map(shown).collect::<Vec<_>>().join(" -> "))
         .collect();
-    assert!(found.is_empty(), "import circles in src/:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "import circles in src/:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]
@@ -284,8 +299,9 @@ fn no_file_outgrows_a_reader() {
 
 #[test]
 fn every_file_is_on_the_architecture_map() {
-    let map = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
-        .expect("docs/architecture.md is readable");
+    let map =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .expect("docs/architecture.md is readable");
     let missing: Vec<String> = modules()
         .values()
         .map(|path| {

@@ -477,3 +477,74 @@ fn the_gate_fails_what_could_not_be_judged() {
     let out = compare_any(&[&whole, &whole], &["--fail-on-regression", "5"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+/// An attach benchmark is judged by its times, attach and detach each, and
+/// a longer time is slower: a real file's cycle, made four runs of known
+/// times, against the same runs with every attach taking twice as long.
+#[test]
+fn attach_times_are_compared_as_times_longer_is_slower() {
+    let dir = tempdir("compare-attach");
+    let old = dir.join("old.json");
+    let args = ["-q", "--attach-cnt", "5", "--json", old.to_str().unwrap()];
+    let out = run(&[&args[..], &["attach-uprobe-multi"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let real: ResultFile = serde_json::from_str(&fs::read_to_string(&old).unwrap()).unwrap();
+    // µs per probe of each run; 5 probes.
+    let side = |attach: [u64; 4], path: &Path| {
+        let mut file = real.clone();
+        file.runs = attach
+            .iter()
+            .enumerate()
+            .map(|(i, us)| {
+                let mut run = real.runs[0].clone();
+                run.repetition = Some(i as u32 + 1);
+                let cycle = run.cycle.as_mut().expect("an attach cycle");
+                cycle.attach.wall_ns = us * 1000 * cycle.probes as u64;
+                cycle.detach.wall_ns = [300, 310, 290, 305][i] * 1000 * cycle.probes as u64;
+                run
+            })
+            .collect();
+        fs::write(path, file.to_json()).unwrap();
+    };
+    let new = dir.join("new.json");
+    side([100, 102, 98, 101], &old);
+    side([200, 204, 196, 202], &new);
+    let out = run(&["compare", old.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let attach = line_starting(&out.stdout, "attach-uprobe-multi attach ");
+    assert!(
+        attach.contains("100.250 \u{b1} 1.708 \u{b5}s/probe"),
+        "{attach}"
+    );
+    assert!(attach.contains("+100.00 %"), "{attach}");
+    assert!(attach.contains("slower"), "{attach}");
+    let detach = line_starting(&out.stdout, "attach-uprobe-multi detach ");
+    assert!(detach.contains("+0.00 %"), "{detach}");
+    assert!(detach.contains("no significant change"), "{detach}");
+    let gate = run(&[
+        "compare",
+        "--fail-on-regression",
+        "10",
+        old.to_str().unwrap(),
+        new.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        gate.code, 6,
+        "a doubled attach time fails the gate: {}",
+        gate.stdout
+    );
+    // The other way round, half the time is faster and passes the gate.
+    let back = run(&[
+        "compare",
+        "--fail-on-regression",
+        "10",
+        new.to_str().unwrap(),
+        old.to_str().unwrap(),
+    ]);
+    assert_eq!(back.code, 0, "{}", back.stdout);
+    let attach = line_starting(&back.stdout, "attach-uprobe-multi attach ");
+    assert!(
+        attach.contains("-50.00 %") && attach.contains("faster"),
+        "{attach}"
+    );
+}
