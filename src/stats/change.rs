@@ -31,28 +31,57 @@ pub struct Change {
 }
 
 /// The change between two independent sets of observations (run means, or a
-/// single run's seconds), by Welch's t: the difference of the means and its
-/// interval, as percentages of the old mean. `None` with fewer than two
-/// values on a side or an old mean of 0.
+/// single run's seconds): the ratio of the new mean to the old, in % (so the
+/// point estimate is the difference of the means in % of the old), with a
+/// Welch t interval taken on the log of that ratio. Rates and times are
+/// positive and their changes multiplicative, so the interval is one of
+/// ratios: it cannot reach −100 % (no rate falls below nothing), and it is
+/// wider upward than downward, as a ratio's is. The log ratio's standard
+/// error comes from each side's relative standard error (the delta method:
+/// var ln x̄ ≈ s² / (n x̄²)), its degrees of freedom from Welch–Satterthwaite
+/// on those, and the p-value from the same t, so that the verdict and the
+/// interval agree. `None` with fewer than two values on a side or an old
+/// mean that is not positive.
 pub fn change_between(old: &[f64], new: &[f64], basis: Basis) -> Option<Change> {
-    let w = welch(old, new)?;
-    let (a, b) = (mean_sd(old), mean_sd(new));
-    if a.mean == 0.0 {
+    if old.len() < 2 || new.len() < 2 {
         return None;
     }
-    let diff = b.mean - a.mean;
-    let se = (a.sd.powi(2) / old.len() as f64 + b.sd.powi(2) / new.len() as f64).sqrt();
-    let half = if se == 0.0 {
-        0.0
+    let (a, b) = (mean_sd(old), mean_sd(new));
+    if a.mean <= 0.0 || b.mean < 0.0 {
+        return None;
+    }
+    let percent = (b.mean - a.mean) / a.mean * 100.0;
+    if b.mean == 0.0 {
+        // Every new value is 0: the rate fell by all of it, exactly.
+        let p = welch(old, new)?.p;
+        return Some(Change {
+            percent,
+            low: -100.0,
+            high: -100.0,
+            p,
+            basis,
+        });
+    }
+    let log_ratio = (b.mean / a.mean).ln();
+    let relative_var = |m: MeanSd, n: usize| (m.sd / m.mean).powi(2) / n as f64;
+    let (va, vb) = (relative_var(a, old.len()), relative_var(b, new.len()));
+    let se = (va + vb).sqrt();
+    let (half, p) = if se == 0.0 {
+        (0.0, if log_ratio == 0.0 { 1.0 } else { 0.0 })
     } else {
-        t_critical(CONFIDENCE, w.df)? * se
+        let df = (va + vb).powi(2)
+            / (va.powi(2) / (old.len() - 1) as f64 + vb.powi(2) / (new.len() - 1) as f64);
+        (
+            t_critical(CONFIDENCE, df)? * se,
+            t_two_sided_p(log_ratio / se, df),
+        )
     };
-    let pct = |x: f64| x / a.mean.abs() * 100.0;
+    let pct = |x: f64| x.exp_m1() * 100.0;
     Some(Change {
-        percent: pct(diff),
-        low: pct(diff - half),
-        high: pct(diff + half),
-        p: w.p,
+        percent,
+        low: pct(log_ratio - half),
+        high: pct(log_ratio + half),
+        p,
         basis,
     })
 }
@@ -331,5 +360,41 @@ mod tests {
         assert!(!Verdict::of(&c, Better::Higher, 2.0).fails_gate(&c, Better::Higher, 12.0));
         let c = change(8.0, 0.01);
         assert!(!Verdict::of(&c, Better::Higher, 2.0).fails_gate(&c, Better::Higher, 0.0));
+    }
+
+    #[test]
+    fn a_rate_cannot_fall_by_more_than_all_of_it() {
+        // A noisy old side against a much slower new one: an interval on the
+        // difference of the means reached −261 % here.
+        let old = [100.0, 300.0, 500.0];
+        let new = [10.0, 12.0, 14.0];
+        let change = change_between(&old, &new, Basis::Runs).unwrap();
+        assert_eq!(change.percent, -96.0);
+        assert!(change.low > -100.0, "{change:?}");
+        assert!(change.low < change.percent && change.percent < change.high);
+        assert!(change.high < 0.0 && change.p < ALPHA, "{change:?}");
+        // Nothing left on the new side: −100 % exactly, no lower.
+        let gone = change_between(&old, &[0.0, 0.0, 0.0], Basis::Runs).unwrap();
+        assert_eq!(
+            (gone.percent, gone.low, gone.high),
+            (-100.0, -100.0, -100.0)
+        );
+        // The verdict and the interval agree: p < α exactly when the
+        // interval leaves out no change, over many seeded sides.
+        let mut rng = Normal(5);
+        for _ in 0..2000 {
+            let side = |rng: &mut Normal, level: f64| -> Vec<f64> {
+                (0..3)
+                    .map(|_| level * (1.0 + 0.3 * rng.next()).abs())
+                    .collect()
+            };
+            let (old, new) = (side(&mut rng, 1e6), side(&mut rng, 0.6e6));
+            let c = change_between(&old, &new, Basis::Runs).unwrap();
+            assert!(
+                c.low > -100.0 && c.low <= c.percent && c.percent <= c.high,
+                "{c:?}"
+            );
+            assert_eq!(c.p < ALPHA, c.low > 0.0 || c.high < 0.0, "{c:?}");
+        }
     }
 }

@@ -547,4 +547,83 @@ fn attach_times_are_compared_as_times_longer_is_slower() {
         attach.contains("-50.00 %") && attach.contains("faster"),
         "{attach}"
     );
+
+#[test]
+fn hand_edited_figures_that_cannot_be_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = steady(d, "good.json", "trig-usermode-count", 2e6);
+    let no_time = steady(d, "no-time.json", "trig-usermode-count", 2e6);
+    edit(&no_time, |f| f.runs[0].samples[3].elapsed_ns = 0);
+    let out = compare_any(&[&good, &no_time], &[]);
+    assert_one_clear_line(&out, 2, "no-time.json: runs[0].samples[3].elapsed_ns is 0");
+    // A latency run, its p50 then raised above its p99.
+    let timed = d.join("timed.json");
+    let out = run(&[
+        "-q",
+        "--latency",
+        "-r",
+        "100000",
+        "--json",
+        timed.to_str().unwrap(),
+        "trig-usermode-count",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let edited = d.join("edited.json");
+    fs::copy(&timed, &edited).unwrap();
+    edit(&edited, |f| {
+        let percentiles = &mut f.runs[0].latency.as_mut().unwrap().percentiles;
+        percentiles.p50 = percentiles.p99 + 1000;
+    });
+    // The first figure that falls is named: p50 now lies above p90 too.
+    let out = compare_any(&[&timed, &edited], &[]);
+    assert_one_clear_line(&out, 2, "edited.json: runs[0].latency.percentiles has p50");
+    assert_has(&out.stderr, "above p90");
+}
+
+#[test]
+fn a_rate_that_fell_is_never_shown_falling_by_more_than_all_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Three noisy runs against three much slower steady ones: an interval on
+    // the difference of the means went below -100 % here.
+    let side = |name: &str, levels: &[f64]| {
+        let path = write(
+            d,
+            name,
+            "trig-usermode-count",
+            samples(1.0, 0.0, &STEADY, false),
+            false,
+        );
+        let levels = levels.to_vec();
+        edit(&path, move |f| {
+            let first = f.runs[0].clone();
+            f.runs = levels
+                .iter()
+                .enumerate()
+                .map(|(i, &level)| {
+                    let mut run = first.clone();
+                    run.repetition = Some(i as u32 + 1);
+                    run.samples = samples(level, 0.0, &STEADY, false);
+                    run.summary = summarize(&run.samples, 1);
+                    run
+                })
+                .collect();
+        });
+        path
+    };
+    let old = side("old.json", &[1e6, 3e6, 5e6]);
+    let new = side("new.json", &[1e5, 1.2e5, 1.4e5]);
+    let row = &rows(&compare(&[&old, &new], &[]))[0];
+    let interval = row
+        .split('[')
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or_else(|| panic!("no interval in {row}"));
+    let low: f64 = interval
+        .split(',')
+        .next()
+        .and_then(|low| low.trim().trim_end_matches('%').parse().ok())
+        .unwrap_or_else(|| panic!("no lower bound in {row}"));
+    assert!(low > -100.0, "{row}");
 }

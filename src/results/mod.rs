@@ -2,6 +2,8 @@
 //! with the context that makes its numbers meaningful, and their loading.
 //! The JSON form is documented in `docs/result-schema.json`.
 
+mod check;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -537,6 +539,7 @@ impl ResultFile {
                 )))
             }
         }
+        check::check_figures(&file, path)?;
         Ok(file)
     }
 }
