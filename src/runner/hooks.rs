@@ -19,7 +19,7 @@ use crate::error::Result;
 pub(super) trait OpHook {
     /// The calls of the next burst: `standard` (what the loop would make)
     /// unless the hook paces the loop itself; `room` calls are left of a
-    /// fixed-work quota (`u64::MAX` less the calls made, without one).
+    /// fixed-work quota (`u64::MAX` without one).
     /// Zero ends the loop.
     #[inline(always)]
     fn burst(&mut self, standard: u64, _room: u64) -> u64 {

@@ -161,9 +161,9 @@ impl ProducerCtx<'_> {
                 // An opaque trip count keeps a burst a loop: 64 unrolled
                 // back-to-back calls run measurably slower than a loop of one.
                 let burst = if burst > 1 { black_box(burst) } else { burst };
-                self.bursts(hook, &mut op, u64::MAX, |_| burst)
+                self.bursts(hook, &mut op, None, |_| burst)
             }
-            Some(quota) => self.bursts(hook, &mut op, quota, |room| burst.min(room)),
+            Some(quota) => self.bursts(hook, &mut op, Some(quota), |room| burst.min(room)),
         };
         self.counter.calls.store(calls, Relaxed);
         self.finish();
@@ -177,16 +177,16 @@ impl ProducerCtx<'_> {
         &self,
         hook: &mut impl OpHook,
         op: &mut impl FnMut() -> Result<u64>,
-        quota: u64,
+        quota: Option<u64>,
         standard: impl Fn(u64) -> u64,
     ) -> (u64, Result<()>) {
         let stop = &self.shared.stop;
         let (mut calls, mut done) = (0u64, 0u64);
         let result = 'run: loop {
-            if stop.is_set() {
+            if quota.is_some_and(|quota| calls >= quota) || stop.is_set() {
                 break Ok(());
             }
-            let room = quota - calls;
+            let room = quota.map_or(u64::MAX, |quota| quota - calls);
             let burst = hook.burst(standard(room), room);
             if burst == 0 {
                 break Ok(());
