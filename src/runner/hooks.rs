@@ -19,8 +19,7 @@ use crate::error::Result;
 pub(super) trait OpHook {
     /// The calls of the next burst: `standard` (what the loop would make)
     /// unless the hook paces the loop itself; `room` calls are left of a
-    /// fixed-work quota (`u64::MAX` without one).
-    /// Zero ends the loop.
+    /// fixed-work quota (`u64::MAX` without one). Zero ends the loop.
     #[inline(always)]
     fn burst(&mut self, standard: u64, _room: u64) -> u64 {
         standard
@@ -65,15 +64,33 @@ impl OpHook for Spun {
 /// until it takes [`inject::BLOCK_NS`], so that the clock costs next to
 /// nothing beside it; the pairs before that are not kept.
 pub(super) struct Alternating {
-    pub(super) iterations: u64,
+    iterations: u64,
     /// Calls per block.
-    pub(super) block: u64,
+    block: u64,
     /// Whether this block pays the spin (the second of its pair).
-    pub(super) spinning: bool,
-    pub(super) started: Instant,
+    spinning: bool,
+    started: Instant,
     /// The block without the spin of the pair under way: ns, operations.
-    pub(super) without: (u64, u64),
-    pub(super) pairs: Vec<BlockPair>,
+    without: (u64, u64),
+    pairs: Vec<BlockPair>,
+}
+
+impl Alternating {
+    pub(super) fn new(iterations: u64) -> Alternating {
+        Alternating {
+            iterations,
+            block: 1,
+            spinning: false,
+            started: Instant::now(),
+            without: (0, 0),
+            pairs: Vec::new(),
+        }
+    }
+
+    /// The pairs kept.
+    pub(super) fn into_pairs(self) -> Vec<BlockPair> {
+        self.pairs
+    }
 }
 
 impl OpHook for Alternating {
@@ -143,8 +160,17 @@ pub trait OpRecorder {
 
 /// Each operation timed with `S` into `recorder`.
 pub(super) struct Timed<'r, S> {
-    pub(super) recorder: &'r mut dyn OpRecorder,
-    pub(super) clock: PhantomData<S>,
+    recorder: &'r mut dyn OpRecorder,
+    clock: PhantomData<S>,
+}
+
+impl<'r, S: Source> Timed<'r, S> {
+    pub(super) fn new(recorder: &'r mut dyn OpRecorder) -> Timed<'r, S> {
+        Timed {
+            recorder,
+            clock: PhantomData,
+        }
+    }
 }
 
 impl<S: Source> OpHook for Timed<'_, S> {

@@ -6,9 +6,7 @@
 
 use std::cell::Cell;
 use std::hint::black_box;
-use std::marker::PhantomData;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Instant;
 
 use super::hooks::{Alternating, OpHook, OpTiming, Plain, Spun, Timed};
 use super::inject::{Blocks, Spin};
@@ -96,8 +94,9 @@ impl ProducerCtx<'_> {
         self.drive(&mut Plain, burst, op)
     }
 
-    /// The producer loop with each operation timed into `timing`.
-    pub(super) fn timed(
+    /// The producer loop with each operation timed into `timing`, the clock
+    /// read inline (one loop per clock).
+    fn timed(
         &self,
         timing: &dyn OpTiming,
         burst: u64,
@@ -106,19 +105,9 @@ impl ProducerCtx<'_> {
         let mut recorder = timing.producer(self.id);
         let recorder = recorder.as_mut();
         match timing.clock_kind() {
-            ClockKind::Tsc => {
-                let mut hook = Timed::<TscSource> {
-                    recorder,
-                    clock: PhantomData,
-                };
-                self.drive(&mut hook, burst, op)
-            }
+            ClockKind::Tsc => self.drive(&mut Timed::<TscSource>::new(recorder), burst, op),
             ClockKind::Monotonic => {
-                let mut hook = Timed::<MonotonicSource> {
-                    recorder,
-                    clock: PhantomData,
-                };
-                self.drive(&mut hook, burst, op)
+                self.drive(&mut Timed::<MonotonicSource>::new(recorder), burst, op)
             }
         }
     }
@@ -131,16 +120,9 @@ impl ProducerCtx<'_> {
         blocks: &Blocks,
         op: impl FnMut() -> Result<u64>,
     ) -> Result<()> {
-        let mut hook = Alternating {
-            iterations,
-            block: 1,
-            spinning: false,
-            started: Instant::now(),
-            without: (0, 0),
-            pairs: Vec::new(),
-        };
+        let mut hook = Alternating::new(iterations);
         let result = self.drive(&mut hook, 1, op);
-        blocks.add(hook.pairs);
+        blocks.add(hook.into_pairs());
         result
     }
 
