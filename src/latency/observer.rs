@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::recorder::Recorder;
 use super::{LatencyRecord, RunLatency};
 use crate::runner::phases::RunObserver;
-use crate::runner::Workload;
+use crate::runner::{OpTiming, Workload};
 use crate::stats::Sample;
 
 pub struct LatencyObserver {
@@ -37,8 +37,8 @@ impl LatencyObserver {
 }
 
 impl RunObserver for LatencyObserver {
-    fn producer_timing(&self) -> Option<Arc<Recorder>> {
-        Some(Arc::clone(&self.recorder))
+    fn producer_timing(&self) -> Option<Arc<dyn OpTiming>> {
+        Some(Arc::clone(&self.recorder) as Arc<dyn OpTiming>)
     }
 
     fn sample(&mut self, sample: &Sample) {
@@ -49,5 +49,121 @@ impl RunObserver for LatencyObserver {
 
     fn tearing_down(&mut self, _workload: &dyn Workload) {
         self.run.take(&self.recorder, None, self.samples);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{Error, Result};
+    use crate::latency::recorder::Collected;
+    use crate::runner::affinity::{place, Affinity, Placement};
+    use crate::runner::phases::Timing;
+    use crate::runner::{run_fixed, run_timed, ProducerCtx, BURST};
+
+    /// A producer that spins on nothing.
+    struct Spin;
+    impl Workload for Spin {
+        fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+            ctx.run(|| std::hint::black_box(()));
+            Ok(())
+        }
+    }
+
+    fn unpinned(producers: usize) -> Placement {
+        place(&Affinity::None, producers, 0, &[0]).unwrap()
+    }
+
+    /// Hands the producers a recorder and collects what they hand in.
+    struct Timed(Arc<Recorder>, Vec<Collected>);
+    impl RunObserver for Timed {
+        fn producer_timing(&self) -> Option<Arc<dyn OpTiming>> {
+            Some(self.0.clone() as Arc<dyn OpTiming>)
+        }
+        fn sample(&mut self, sample: &Sample) {
+            let before = u64::from(sample.iteration);
+            self.1.extend(self.0.collect(Some(before)));
+        }
+    }
+
+    fn timed(producers: usize) -> Timed {
+        Timed(Arc::new(Recorder::new(producers)), Vec::new())
+    }
+
+    #[test]
+    fn timed_operations_keep_the_counts_exact_and_are_all_recorded() {
+        let mut observer = timed(3);
+        let run = run_fixed(&Spin, &unpinned(3), 100_003, &mut [&mut observer]).unwrap();
+        assert_eq!((run.calls, run.ops), (100_003, 100_003));
+        let recorded: u64 = observer
+            .0
+            .collect(None)
+            .iter()
+            .map(|c| c.distribution.count())
+            .sum();
+        assert_eq!(recorded, 100_003);
+
+        struct Single;
+        impl Workload for Single {
+            fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+                ctx.try_run(|| Ok(1))
+            }
+        }
+        let mut observer = timed(2);
+        let run = run_fixed(&Single, &unpinned(2), 1001, &mut [&mut observer]).unwrap();
+        assert_eq!((run.calls, run.ops), (1001, 1001));
+        let recorded: u64 = observer
+            .0
+            .collect(None)
+            .iter()
+            .map(|c| c.distribution.count())
+            .sum();
+        assert_eq!(recorded, 1001);
+    }
+
+    #[test]
+    fn timed_runs_hand_in_a_histogram_per_second() {
+        let mut observer = timed(1);
+        let timing = Timing {
+            warmup_secs: 0,
+            duration_secs: 2,
+        };
+        let samples = run_timed(&Spin, &unpinned(1), timing, &mut [&mut observer]).unwrap();
+        let mut collected = std::mem::take(&mut observer.1);
+        collected.extend(observer.0.collect(None));
+        let epochs: Vec<u64> = collected.iter().map(|c| c.epoch).collect();
+        assert_eq!(
+            epochs,
+            [0, 1, 2],
+            "two seconds and the tail after the last tick"
+        );
+        // Each second's histogram holds that second's operations, give or
+        // take the burst that straddles the tick.
+        for (sample, c) in samples.iter().zip(&collected) {
+            let n = c.distribution.count();
+            assert!(
+                n.abs_diff(sample.hits) <= 2 * BURST,
+                "{n} vs {}",
+                sample.hits
+            );
+        }
+    }
+
+    #[test]
+    fn a_failing_timed_operation_is_not_recorded() {
+        struct Fails;
+        impl Workload for Fails {
+            fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+                ctx.try_run(|| Err(Error::runtime("the operation failed")))
+            }
+        }
+        let mut observer = timed(1);
+        let err = run_fixed(&Fails, &unpinned(1), 10, &mut [&mut observer]).unwrap_err();
+        assert_eq!(err.to_string(), "the operation failed");
+        assert!(observer
+            .0
+            .collect(None)
+            .iter()
+            .all(|c| c.distribution.count() == 0));
     }
 }

@@ -12,8 +12,9 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use super::clock::Clock;
+use super::clock::{Clock, ClockKind};
 use super::{Distribution, Disturbances};
+use crate::runner::{OpRecorder, OpTiming};
 
 /// The shared side: the epoch and one slot per producer.
 pub struct Recorder {
@@ -124,6 +125,20 @@ impl Recorder {
     }
 }
 
+impl OpTiming for Recorder {
+    fn clock_kind(&self) -> ClockKind {
+        self.clock.kind
+    }
+
+    fn producer(&self, id: usize) -> Box<dyn OpRecorder + '_> {
+        Box::new(Recorder::producer(self, id))
+    }
+
+    fn advance(&self, epoch: u64) {
+        Recorder::advance(self, epoch);
+    }
+}
+
 fn give_back(slot: &Slot, distribution: Distribution) {
     let mut handed = slot.handed.lock().unwrap_or_else(|e| e.into_inner());
     if handed.empty.len() < 2 {
@@ -179,6 +194,16 @@ impl ProducerHistogram<'_> {
         });
         drop(handed);
         self.epoch = next;
+    }
+}
+
+impl OpRecorder for ProducerHistogram<'_> {
+    fn record(&mut self, ticks: u64) {
+        ProducerHistogram::record(self, ticks);
+    }
+
+    fn between_bursts(&mut self) {
+        self.hand_in_if_due();
     }
 }
 

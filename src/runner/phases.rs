@@ -13,12 +13,11 @@
 //! keep it short.
 
 use super::affinity::Placement;
-use super::{run_fixed, run_timed, FixedRun, Workload};
+use super::{run_fixed, run_timed, unwrap_injected, FixedRun, OpTiming, Workload};
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::interrupt;
-use crate::latency::recorder::Recorder;
 use crate::stats::Sample;
 
 /// The length of a timed run, as its phase events give it.
@@ -82,16 +81,16 @@ pub trait RunObserver {
     fn tearing_down(&mut self, _workload: &dyn Workload) {}
     fn torn_down(&mut self) {}
 
-    /// Asked before the threads start: the recorder the producers should
-    /// time every operation into (`--latency`), for an observer that wants
-    /// them timed. The producers then run their timed loops.
-    fn producer_timing(&self) -> Option<Arc<Recorder>> {
+    /// Asked before the threads start: what the producers should time
+    /// every operation into (`--latency`), for an observer that wants them
+    /// timed. The producers then run their timed loops.
+    fn producer_timing(&self) -> Option<Arc<dyn OpTiming>> {
         None
     }
 }
 
-/// The recorder the first observer that wants timed producers gives.
-pub(super) fn producer_timing(observers: &Observers<'_, '_>) -> Option<Arc<Recorder>> {
+/// What the first observer that wants timed producers gives.
+pub(super) fn producer_timing(observers: &Observers<'_, '_>) -> Option<Arc<dyn OpTiming>> {
     observers.iter().find_map(|o| o.producer_timing())
 }
 
@@ -115,7 +114,9 @@ pub fn run(
 ) -> Result<Measured> {
     announce(observers, |o| o.setting_up());
     let workload = setup()?;
-    announce(observers, |o| o.set_up(workload.as_ref()));
+    // Observers ask the benchmark's own workload, not a wrapper.
+    let (asked, _) = unwrap_injected(workload.as_ref());
+    announce(observers, |o| o.set_up(asked));
     let measured = if interrupt::received().is_some() {
         Ok(Measured::NotStarted)
     } else {
@@ -132,7 +133,7 @@ pub fn run(
             }
         }
     };
-    announce(observers, |o| o.tearing_down(workload.as_ref()));
+    announce(observers, |o| o.tearing_down(asked));
     drop(workload);
     announce(observers, |o| o.torn_down());
     measured

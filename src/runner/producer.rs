@@ -1,0 +1,212 @@
+//! The producer loop: one loop, generic over what it does around each
+//! operation ([`OpHook`]). It alone waits at the start line, counts
+//! operations and calls, obeys the stop flag and the quota of a fixed-work
+//! run, and tells the run when its producer is done; the hook is chosen
+//! once per producer ([`ProducerCtx::run`]).
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::hooks::{Alternating, OpHook, OpTiming, Plain, Spun, Timed};
+use super::inject::{Blocks, Spin};
+use super::shared::{OpCounter, Shared};
+use super::ticks::{ClockKind, MonotonicSource, TscSource};
+use crate::error::Result;
+
+/// Calls [`ProducerCtx::run`] makes between looks at the stop flag: 64 calls
+/// of the slowest operation it drives (a single-stepped uprobe, ~15 us) stop
+/// within a millisecond.
+pub const BURST: u64 = 64;
+
+/// What a producer thread gets: its id, its counter, and when to stop.
+///
+/// A producer's first [`run`](Self::run) or [`try_run`](Self::try_run) waits
+/// at the start line: whatever the producer does before is per-thread set-up
+/// (say, a perf event its own thread must open) and is not measured.
+pub struct ProducerCtx<'a> {
+    pub id: usize,
+    pub(super) shared: &'a Shared,
+    counter: &'a OpCounter,
+    /// Fixed-work mode: how many times this producer runs its operation.
+    quota: Option<u64>,
+    /// The busy loop after each operation (see [`inject::Injected`]).
+    spin: Option<&'a Spin>,
+    started: Cell<bool>,
+    finished: Cell<bool>,
+}
+
+impl<'a> ProducerCtx<'a> {
+    pub(super) fn new(
+        id: usize,
+        shared: &'a Shared,
+        quota: Option<u64>,
+        spin: Option<&'a Spin>,
+    ) -> ProducerCtx<'a> {
+        ProducerCtx {
+            id,
+            shared,
+            counter: &shared.counters[id],
+            quota,
+            spin,
+            started: Cell::new(false),
+            finished: Cell::new(false),
+        }
+    }
+}
+
+impl ProducerCtx<'_> {
+    /// Runs `op` until told to stop (or `quota` times), counting one
+    /// operation per call. Calls go in bursts of [`BURST`] between looks at
+    /// the stop flag and updates of the counter, so that the harness adds next
+    /// to nothing to even the cheapest operation.
+    #[inline(always)]
+    pub fn run(&self, mut op: impl FnMut()) {
+        // Infallible: the operation returns nothing to fail with.
+        let _ = self.hooked(BURST, move || {
+            op();
+            Ok(1)
+        });
+    }
+
+    /// Like [`run`](Self::run) for an operation that can fail and that counts
+    /// several operations per call (e.g. a batch of threads). Such an
+    /// operation may be slow: the stop flag is looked at after each call.
+    #[inline(always)]
+    pub fn try_run(&self, op: impl FnMut() -> Result<u64>) -> Result<()> {
+        self.hooked(1, op)
+    }
+
+    /// The loop with the hook this producer's run asks for, chosen once:
+    /// the loop without one is the plain loop.
+    #[inline(always)]
+    fn hooked(&self, burst: u64, op: impl FnMut() -> Result<u64>) -> Result<()> {
+        if let Some(spin) = self.spin {
+            let iterations = spin.iterations;
+            return match &spin.blocks {
+                Some(blocks) => self.alternate(iterations, blocks, op),
+                None => self.drive(&mut Spun { iterations }, burst, op),
+            };
+        }
+        if let Some(timing) = self.shared.timing.as_deref() {
+            return self.timed(timing, burst, op);
+        }
+        self.drive(&mut Plain, burst, op)
+    }
+
+    /// The producer loop with each operation timed into `timing`, the clock
+    /// read inline (one loop per clock).
+    fn timed(
+        &self,
+        timing: &dyn OpTiming,
+        burst: u64,
+        op: impl FnMut() -> Result<u64>,
+    ) -> Result<()> {
+        let mut recorder = timing.producer(self.id);
+        let recorder = recorder.as_mut();
+        match timing.clock_kind() {
+            ClockKind::Tsc => self.drive(&mut Timed::<TscSource>::new(recorder), burst, op),
+            ClockKind::Monotonic => {
+                self.drive(&mut Timed::<MonotonicSource>::new(recorder), burst, op)
+            }
+        }
+    }
+
+    /// Sizing the injected spin ([`Alternating`]); runs until the stop (or
+    /// as many whole pairs of blocks as the quota holds).
+    fn alternate(
+        &self,
+        iterations: u64,
+        blocks: &Blocks,
+        op: impl FnMut() -> Result<u64>,
+    ) -> Result<()> {
+        let mut hook = Alternating::new(iterations);
+        let result = self.drive(&mut hook, 1, op);
+        blocks.add(hook.into_pairs());
+        result
+    }
+
+    /// The producer loop: from the start line, bursts of `burst` calls of
+    /// `op` through `hook` (or as many as the hook asks), until the stop or
+    /// the quota; the counter updated after each burst, the calls made
+    /// stored at the end, and the run told this producer is done.
+    #[inline(always)]
+    pub(super) fn drive(
+        &self,
+        hook: &mut impl OpHook,
+        burst: u64,
+        mut op: impl FnMut() -> Result<u64>,
+    ) -> Result<()> {
+        self.start();
+        let (calls, result) = match self.quota {
+            None => {
+                // An opaque trip count keeps a burst a loop: 64 unrolled
+                // back-to-back calls run measurably slower than a loop of one.
+                let burst = if burst > 1 { black_box(burst) } else { burst };
+                self.bursts(hook, &mut op, None, |_| burst)
+            }
+            Some(quota) => self.bursts(hook, &mut op, Some(quota), |room| burst.min(room)),
+        };
+        self.counter.calls.store(calls, Relaxed);
+        self.finish();
+        result
+    }
+
+    /// [`drive`](Self::drive)'s loop, up to `quota` calls, each burst the
+    /// calls `standard` makes of the room left; the calls made.
+    #[inline(always)]
+    fn bursts(
+        &self,
+        hook: &mut impl OpHook,
+        op: &mut impl FnMut() -> Result<u64>,
+        quota: Option<u64>,
+        standard: impl Fn(u64) -> u64,
+    ) -> (u64, Result<()>) {
+        let stop = &self.shared.stop;
+        let (mut calls, mut done) = (0u64, 0u64);
+        let result = 'run: loop {
+            if quota.is_some_and(|quota| calls >= quota) || stop.is_set() {
+                break Ok(());
+            }
+            let room = quota.map_or(u64::MAX, |quota| quota - calls);
+            let burst = hook.burst(standard(room), room);
+            if burst == 0 {
+                break Ok(());
+            }
+            let before = done;
+            for _ in 0..burst {
+                match hook.call(op) {
+                    Ok(n) => done += n,
+                    Err(err) => break 'run Err(err),
+                }
+            }
+            calls += burst;
+            // Only this thread writes the counter: a plain store is exact.
+            self.counter.ops.store(done, Relaxed);
+            hook.after_burst(done - before);
+        };
+        (calls, result)
+    }
+
+    /// For a producer with nothing more to do (its consumers produce, say):
+    /// waits at the start line if it has not yet, then until the run stops.
+    pub fn wait_for_stop(&self) {
+        self.start();
+        self.shared.stop.wait_for(|| false);
+    }
+
+    /// Waits at the start line, once.
+    pub(super) fn start(&self) {
+        if !self.started.replace(true) {
+            self.shared.gate.arrive_and_wait();
+        }
+    }
+
+    /// Tells a fixed-work run that this producer's share is done, once; what
+    /// the producer does afterwards (tearing down) is not timed.
+    pub(super) fn finish(&self) {
+        if !self.finished.replace(true) {
+            self.shared.producer_finished();
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The two kinds of run: timed (a sample every second, `run_timed`) and
+//! fixed work (exactly so many operations, `run_fixed`).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::phases::{self, announce, Observers, Timing};
+use super::threads::with_threads;
+use super::ticks::nanos;
+use super::{affinity::Placement, Counts, Workload};
+use crate::error::Result;
+use crate::stats::Sample;
+
+/// Runs `warmup + duration` one-second iterations and returns every sample
+/// (warm-up ones marked), announcing the start of warm-up and of measurement,
+/// each sample and the end of measurement to `observers`.
+pub fn run_timed(
+    workload: &dyn Workload,
+    placement: &Placement,
+    timing: Timing,
+    observers: &mut Observers<'_, '_>,
+) -> Result<Vec<Sample>> {
+    let Timing {
+        warmup_secs: warmup,
+        duration_secs: duration,
+    } = timing;
+    let (workload, spin) = super::unwrap_injected(workload);
+    // Counted before any producer runs, so the first sample misses nothing.
+    let before = workload.measure(0);
+    let op_timing = phases::producer_timing(observers);
+    with_threads(
+        workload,
+        spin,
+        placement,
+        None,
+        op_timing,
+        |shared, start| {
+            let mut samples = Vec::with_capacity((warmup + duration) as usize);
+            if warmup > 0 {
+                announce(observers, |o| o.warmup_started(timing));
+            } else {
+                announce(observers, |o| o.measure_started(timing));
+            }
+            let mut prev_time = start;
+            let mut prev = before;
+            for iteration in 0..warmup + duration {
+                let deadline = start + Duration::from_secs(u64::from(iteration) + 1);
+                if !shared.stop.sleep_until(deadline) {
+                    break;
+                }
+                let now = Instant::now();
+                let counts = workload.measure(shared.total_ops());
+                // The histograms' second ends where the counts' does.
+                if let Some(timing) = &shared.timing {
+                    timing.advance(u64::from(iteration) + 1);
+                }
+                let sample = Sample {
+                    iteration,
+                    elapsed_ns: nanos(now - prev_time),
+                    late_ns: signed_nanos(now, deadline),
+                    hits: counts.hits.saturating_sub(prev.hits),
+                    drops: counts.drops.saturating_sub(prev.drops),
+                    warmup: iteration < warmup,
+                };
+                announce(observers, |o| o.sample(&sample));
+                samples.push(sample);
+                if iteration + 1 == warmup {
+                    announce(observers, |o| o.measure_started(timing));
+                }
+                prev = counts;
+                prev_time = now;
+            }
+            if samples.len() >= warmup as usize {
+                announce(observers, |o| o.measure_ended(&samples));
+            }
+            samples
+        },
+    )
+}
+
+/// The result of a fixed-work run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixedRun {
+    /// From the start line until the last producer finished.
+    pub elapsed_ns: u64,
+    /// Operation bodies run (e.g. BPF_PROG_TEST_RUN calls).
+    pub calls: u64,
+    /// Operations the producers counted.
+    pub ops: u64,
+    /// What the benchmark counted (e.g. BPF hits) during the run.
+    pub counts: Counts,
+}
+
+impl FixedRun {
+    /// One producer's time per operation, in ns; `None` without operations.
+    pub fn ns_per_op(&self, producers: usize) -> Option<f64> {
+        (self.ops > 0).then(|| self.elapsed_ns as f64 * producers as f64 / self.ops as f64)
+    }
+}
+
+/// Splits `repeat` calls over the producers, the remainder to the first ones.
+pub fn quotas(repeat: u64, producers: usize) -> Vec<u64> {
+    let n = producers.max(1) as u64;
+    (0..n)
+        .map(|i| repeat / n + u64::from(i < repeat % n))
+        .collect()
+}
+
+/// Runs exactly `repeat` producer operations in total and reports the time;
+/// announces its start to `observers` (its end is announced by the caller,
+/// once the counts are read).
+pub fn run_fixed(
+    workload: &dyn Workload,
+    placement: &Placement,
+    repeat: u64,
+    observers: &mut Observers<'_, '_>,
+) -> Result<FixedRun> {
+    let (workload, spin) = super::unwrap_injected(workload);
+    let quotas = quotas(repeat, placement.producers.len());
+    let before = workload.measure(0);
+    let op_timing = phases::producer_timing(observers);
+    let (elapsed_ns, calls, ops) = with_threads(
+        workload,
+        spin,
+        placement,
+        Some(&quotas),
+        op_timing,
+        |shared, start| {
+            announce(observers, |o| o.fixed_started(repeat));
+            let producers = shared.counters.len();
+            let all_done = || shared.producers_done.load(Relaxed) == producers;
+            shared.stop.wait_for(all_done);
+            // A stop request (Ctrl-C) ends that wait at once, while each
+            // producer still ends its burst and then stores the calls it
+            // made: wait for them all, so that a stopped run reports the
+            // work it did.
+            shared.stop.wait_regardless(all_done);
+            let last = *shared.last_finish.lock().unwrap_or_else(|e| e.into_inner());
+            let elapsed_ns = nanos(last.unwrap_or_else(Instant::now) - start);
+            (elapsed_ns, shared.total_calls(), shared.total_ops())
+        },
+    )?;
+    let after = workload.measure(ops);
+    Ok(FixedRun {
+        elapsed_ns,
+        calls,
+        ops,
+        counts: Counts {
+            hits: after.hits.saturating_sub(before.hits),
+            drops: after.drops.saturating_sub(before.drops),
+        },
+    })
+}
+
+fn signed_nanos(now: Instant, deadline: Instant) -> i64 {
+    match now.checked_duration_since(deadline) {
+        Some(late) => i64::try_from(late.as_nanos()).unwrap_or(i64::MAX),
+        None => -i64::try_from((deadline - now).as_nanos()).unwrap_or(i64::MAX),
+    }
+}
