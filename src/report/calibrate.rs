@@ -1,6 +1,6 @@
 //! The lines of `bench calibrate`.
 
-use crate::calibrate::{Finding, Injection, RECOMMENDED_POWER};
+use crate::calibrate::finding::{calls, Finding, Injection, RECOMMENDED_POWER};
 use crate::stats::Change;
 
 /// Before the first run, which sizes the injected cost.
@@ -52,7 +52,7 @@ pub fn round(index: usize, (again, slowed): (Option<f64>, Option<f64>)) -> Strin
 
 /// One trial of `--trials`: both changes and what they were called.
 pub fn trial(index: u32, judged: &(Option<Change>, Option<Change>)) -> String {
-    let (alarm, detected) = crate::calibrate::calls(judged);
+    let (alarm, detected) = calls(judged);
     format!(
         "trial {index:3}: A/A {:<26} {:<16} A/A' {:<26} {}",
         change(&judged.0),
