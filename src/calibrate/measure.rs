@@ -40,13 +40,13 @@ pub enum Arm {
     Slowed,
 }
 
-/// Resolves the benchmark and its configuration, checks privileges, and
-/// sizes the injected cost from a first run of the benchmark.
-pub fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<Setup> {
-    let bench = benches::find(&args.bench)
-        .ok_or_else(|| Error::usage(format!("unknown benchmark '{}'", args.bench)))?;
-    // Refused before anything is loaded: the injected cost follows a
-    // producer's operation, and an attach benchmark has none.
+/// The benchmark named, if calibrate can calibrate it: refused before
+/// anything is loaded (before the kernel could refuse it for another
+/// reason), since the injected cost follows a producer's operation and an
+/// attach benchmark has none.
+pub fn calibrated(name: &str) -> Result<&'static dyn Benchmark> {
+    let bench =
+        benches::find(name).ok_or_else(|| Error::usage(format!("unknown benchmark '{name}'")))?;
     if matches!(bench.metric(), Metric::Cycles) {
         return Err(Error::usage(format!(
             "calibrate injects a cost after each producer operation, and {} runs attach cycles, \
@@ -54,6 +54,17 @@ pub fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<S
             bench.name()
         )));
     }
+    Ok(bench)
+}
+
+/// Resolves the configuration, checks privileges, and sizes the injected
+/// cost from a first run of the benchmark.
+pub fn prepare(
+    bench: &'static dyn Benchmark,
+    args: &CalibrateArgs,
+    console: &Console,
+    quiet: bool,
+) -> Result<Setup> {
     let config = config_for(bench, args)?;
     if bench.needs_bpf() {
         bpf::check_privileges(bench.name(), bench.needs())?;
@@ -79,11 +90,9 @@ pub fn prepare(args: &CalibrateArgs, console: &Console, quiet: bool) -> Result<S
     let sizing = size_in_place(bench, &config, &placement, args.effect, guess)?;
     if sizing.overshoots(args.effect) {
         return Err(Error::unsupported(format!(
-            "{}'s operations ({op_ns:.1} ns) are too short to be made {} % slower: one iteration \
+            "its operations ({op_ns:.1} ns) are too short to be made {} % slower: one iteration \
              of the injected loop makes them {:.0} % slower",
-            bench.name(),
-            args.effect,
-            sizing.expected_pct
+            args.effect, sizing.expected_pct
         )));
     }
     Ok(Setup {

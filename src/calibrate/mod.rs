@@ -12,6 +12,7 @@
 
 use std::time::Instant;
 
+use crate::bpf;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::report::calibrate as lines;
@@ -19,7 +20,7 @@ use crate::report::console::Console;
 use crate::stats;
 
 use finding::{best, calls, judge, weigh};
-use measure::{budgeted, prepare, round, setup_overhead, Setup};
+use measure::{budgeted, calibrated, prepare, round, setup_overhead, Setup};
 
 pub mod finding;
 mod measure;
@@ -59,6 +60,9 @@ pub struct CalibrateArgs {
     /// Pin the producer (as bench -a).
     #[arg(short = 'a', long)]
     affinity: bool,
+    /// Let libbpf's debug log through to stderr (as bench -v).
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Check a setting instead: T independent comparisons of --runs rounds.
     #[arg(long, value_name = "T",
           value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -80,7 +84,9 @@ fn effect(text: &str) -> std::result::Result<f64, String> {
     }
 }
 
-pub fn run(args: &CalibrateArgs, quiet: bool) -> Result<()> {
+/// Calibrates, or checks a setting; `named` learns the benchmark as soon as
+/// it is found, so that an unsupported error names it as a run's does.
+pub fn run(args: &CalibrateArgs, quiet: bool, named: &mut Option<&'static str>) -> Result<()> {
     match (args.trials, args.runs) {
         (Some(_), None) => {
             return Err(Error::usage(
@@ -94,9 +100,14 @@ pub fn run(args: &CalibrateArgs, quiet: bool) -> Result<()> {
         }
         _ => {}
     }
-    let console = Console::new(false);
     let started = Instant::now();
-    let setup = prepare(args, &console, quiet)?;
+    let bench = calibrated(&args.bench)?;
+    *named = Some(bench.name());
+    // As a run does: libbpf's log only with -v, the kernel's refusal in
+    // bench's own sentence otherwise.
+    bpf::init_logging(args.verbose);
+    let console = Console::new(false);
+    let setup = prepare(bench, args, &console, quiet)?;
     console.line(&lines::injection(&setup.injection));
     match (args.trials, args.runs) {
         (Some(trials), Some(runs)) => check(&setup, &console, trials, runs as usize),

@@ -76,10 +76,29 @@ fn calibrate_refuses_what_it_cannot_do_in_one_sentence() {
         calibrate --runs 5 trig-usermode-count | --trials
         calibrate --budget 5 trig-usermode-count | 10
         calibrate attach-uprobe-multi | attach-uprobe-multi runs attach cycles
+        calibrate attach-fentry | attach-fentry runs attach cycles
         ",
     ) {
         let out = bench(args);
         crate::common::assert_one_clear_line(&out, 2, needle);
+    }
+}
+
+#[test]
+fn calibrate_says_what_the_kernel_refuses_as_a_run_of_the_benchmark_does() {
+    let _lock = probe_lock();
+    // Refused by some kernels (this host's: no kprobes, fentry refused at
+    // load): calibrate's refusal is the run's one line, named, without
+    // libbpf's log. Where the kernel runs them, there is no refusal to match.
+    for name in ["trig-kprobe", "trig-fentry"] {
+        let run = bench(&format!("-q -w0 -d1 {name}"));
+        if run.code == 0 {
+            continue;
+        }
+        assert_one_clear_line(&run, 4, &format!("unsupported: {name}: "));
+        let out = bench(&format!("calibrate -w0 -d1 {name}"));
+        assert_one_clear_line(&out, 4, run.stderr.trim_end());
+        assert_nothing_left();
     }
 }
 
