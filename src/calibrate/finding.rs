@@ -8,7 +8,10 @@ use crate::stats::{self, mean_sd, Change, Verdict};
 
 /// How much a sizing step may grow the loop at once.
 const MAX_GROWTH: u64 = 4;
-/// Rounds run even when the budget is short: fewer give no spread.
+/// The least rounds a per-round spread is estimated from. The sd of n
+/// rounds' log ratios has n − 1 degrees of freedom: one round has none, and
+/// two give one, whose 95 % t quantile is 12.7 (4.3 with two), so that the
+/// rounds needed from it could be off tenfold either way.
 pub const MIN_ROUNDS: usize = 3;
 /// The power a recommendation is made for: 80 % would miss one change in five.
 pub const RECOMMENDED_POWER: f64 = 0.95;
@@ -222,7 +225,7 @@ pub fn weigh(
                 })
                 .collect();
             let log_sd = mean_sd(&logs).sd;
-            let rounds_needed = (logs.len() >= 2)
+            let rounds_needed = (logs.len() >= MIN_ROUNDS)
                 .then(|| stats::paired_rounds_needed(log_sd, effect, RECOMMENDED_POWER))
                 .flatten()
                 .map(|n| n.max(MIN_ROUNDS as u32));

@@ -19,7 +19,7 @@ use crate::report::calibrate as lines;
 use crate::report::console::Console;
 use crate::stats;
 
-use finding::{best, calls, judge, weigh};
+use finding::{best, calls, judge, weigh, Round, MIN_ROUNDS};
 use measure::{budgeted, calibrated, prepare, round, setup_overhead, Setup};
 
 pub mod finding;
@@ -113,25 +113,41 @@ pub fn run(args: &CalibrateArgs, quiet: bool, named: &mut Option<&'static str>) 
         (Some(trials), Some(runs)) => check(&setup, &console, trials, runs as usize),
         _ => {
             let rounds = budgeted(&setup, &console, args.budget, started)?;
-            let findings = weigh(
-                &rounds,
-                (args.warmup, args.duration),
-                args.effect,
-                setup_overhead(&setup),
-            );
-            for line in lines::findings(&findings, rounds.len(), args.effect) {
+            let bench = setup.bench.name();
+            for line in conclusion(&rounds, args, bench, setup_overhead(&setup)) {
                 console.line(&line);
             }
-            console.line(&lines::recommendation(
-                best(&findings),
-                setup.bench.name(),
-                args.effect,
-                args.warmup,
-                args.affinity,
-            ));
             Ok(())
         }
     }
+}
+
+/// The lines that close a calibration: the findings per duration and the
+/// recommendation, or, from too few rounds, that nothing can be concluded.
+fn conclusion(
+    rounds: &[Round],
+    args: &CalibrateArgs,
+    bench: &str,
+    overhead_secs: f64,
+) -> Vec<String> {
+    if rounds.len() < MIN_ROUNDS {
+        return vec![lines::too_few_rounds(rounds.len(), MIN_ROUNDS)];
+    }
+    let findings = weigh(
+        rounds,
+        (args.warmup, args.duration),
+        args.effect,
+        overhead_secs,
+    );
+    let mut out = lines::findings(&findings, rounds.len(), args.effect);
+    out.push(lines::recommendation(
+        best(&findings),
+        bench,
+        args.effect,
+        args.warmup,
+        args.affinity,
+    ));
+    out
 }
 
 /// `--trials T --runs N`: T independent comparisons of N rounds, counted.
@@ -166,4 +182,72 @@ fn check(setup: &Setup, console: &Console, trials: u32, runs: usize) -> Result<(
         overall,
     ));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> CalibrateArgs {
+        CalibrateArgs {
+            bench: "trig-syscall-count".to_string(),
+            budget: 180,
+            effect: 5.0,
+            warmup: 1,
+            duration: 2,
+            affinity: false,
+            verbose: false,
+            trials: None,
+            runs: None,
+        }
+    }
+
+    /// Rounds whose A' is `slowed` times A, every second alike.
+    fn rounds(slowed: &[f64]) -> Vec<Round> {
+        slowed
+            .iter()
+            .map(|&s| Round {
+                a: vec![1e6, 1e6],
+                again: vec![1e6, 1e6],
+                slowed: vec![1e6 * s, 1e6 * s],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn too_few_rounds_conclude_nothing() {
+        // One round has no spread (its sd reads 0.0), two have one degree of
+        // freedom: neither is "out of reach", and neither recommends.
+        for (n, said) in [(0, "0 rounds"), (1, "1 round"), (2, "2 rounds")] {
+            let lines = conclusion(&rounds(&[0.95, 0.94][..n]), &args(), "trig-x", 0.1);
+            assert_eq!(
+                lines,
+                [format!(
+                    "Stopped after {said}: too few to estimate the per-round spread (needs 3); \
+                     no recommendation"
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn three_rounds_conclude() {
+        // 5.0, 4.0 and 6.0 % slower: a per-round sd of about 1 %, which 3
+        // rounds (the least) detect with 95 % power.
+        let lines = conclusion(&rounds(&[0.95, 0.96, 0.94]), &args(), "trig-x", 0.1);
+        assert!(
+            lines[0].starts_with("Calibrated over 3 rounds"),
+            "{lines:?}"
+        );
+        assert!(lines[1].starts_with("  -d 1: A'/A -5.0 % "), "{lines:?}");
+        assert!(
+            lines[1].contains("per-round sd 1.1 %; 5 % needs 3 rounds"),
+            "{lines:?}"
+        );
+        let last = lines.last().map(String::as_str).unwrap_or_default();
+        assert!(
+            last.starts_with("Recommendation: use `--runs 3 -w1 -d1`"),
+            "{last}"
+        );
+    }
 }

@@ -94,6 +94,16 @@ pub fn findings(findings: &[Finding], rounds: usize, effect: f64) -> Vec<String>
     lines
 }
 
+/// The last line when the rounds stopped (interrupted) before there were
+/// enough to estimate their spread: nothing is concluded from them.
+pub fn too_few_rounds(rounds: usize, least: usize) -> String {
+    let plural = if rounds == 1 { "" } else { "s" };
+    format!(
+        "Stopped after {rounds} round{plural}: too few to estimate the per-round spread (needs \
+         {least}); no recommendation"
+    )
+}
+
 /// The last line: what to use here to see the effect.
 pub fn recommendation(
     best: Option<&Finding>,
