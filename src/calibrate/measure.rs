@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::budget::{SIZING_RUNS, SIZING_SECS};
 use super::finding::{Injection, Round, Sizing, SizingRun, MIN_ROUNDS};
 use super::CalibrateArgs;
 use crate::benches::{self, Benchmark, Metric};
@@ -18,10 +19,6 @@ use crate::runner::inject::{self, Blocks, Injected, Spin};
 use crate::runner::phases::Timing;
 use crate::runner::{self, Workload};
 use crate::stats::mean_sd;
-
-/// Sizing runs: each after the first is sized from those before it, and
-/// the loop from all (one run's slowdown varies by several % of itself).
-const SIZING_RUNS: usize = 3;
 
 /// Everything a run of the calibration needs.
 pub struct Setup {
@@ -147,7 +144,7 @@ fn size_in_place(
 ) -> Result<Sizing> {
     let config = RunConfig {
         warmup_secs: 0,
-        duration_secs: 2,
+        duration_secs: SIZING_SECS,
         ..config.clone()
     };
     let mut sizing = Sizing {
@@ -155,6 +152,8 @@ fn size_in_place(
         expected_pct: 0.0,
         runs: Vec::new(),
     };
+    // Each run after the first is sized from those before it, and the loop
+    // from all (one run's slowdown varies by several % of itself).
     for _ in 0..SIZING_RUNS {
         let iterations = sizing.iterations;
         let blocks = Arc::new(Blocks::default());
@@ -261,8 +260,9 @@ pub fn round(setup: &Setup, index: usize) -> Result<Round> {
     Ok(round)
 }
 
-/// Rounds until the budget would be overrun (at least [`MIN_ROUNDS`]), or
-/// an interrupt.
+/// Rounds until the budget would be overrun, or an interrupt: at least
+/// [`MIN_ROUNDS`], which the budget was checked to hold after sizing (by
+/// an estimate of a round: it may end a little past).
 pub fn budgeted(
     setup: &Setup,
     console: &Console,

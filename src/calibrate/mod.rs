@@ -22,6 +22,7 @@ use crate::stats;
 use finding::{best, calls, judge, weigh, Round, MIN_ROUNDS};
 use measure::{budgeted, calibrated, prepare, round, setup_overhead, Setup};
 
+mod budget;
 pub mod finding;
 mod measure;
 
@@ -40,7 +41,9 @@ pub struct CalibrateArgs {
     /// The benchmark to calibrate for (see bench --list).
     #[arg(value_name = "BENCHMARK")]
     bench: String,
-    /// Seconds the calibration may take: no round starts that would end past it.
+    /// Seconds the calibration may take, from the start, sizing included: a
+    /// budget that cannot hold the sizing and three rounds is refused, and
+    /// past those no round starts that would end past it.
     #[arg(long, value_name = "SEC", default_value_t = 180,
           value_parser = clap::value_parser!(u64).range(10..=86_400))]
     budget: u64,
@@ -106,8 +109,16 @@ pub fn run(args: &CalibrateArgs, quiet: bool, named: &mut Option<&'static str>) 
     // As a run does: libbpf's log only with -v, the kernel's refusal in
     // bench's own sentence otherwise.
     bpf::init_logging(args.verbose);
+    let budgeted_run = args.trials.is_none();
+    if budgeted_run {
+        budget::check_before_sizing(args.budget, args.warmup, args.duration)?;
+    }
     let console = Console::new(false);
     let setup = prepare(bench, args, &console, quiet)?;
+    if budgeted_run {
+        let sizing_secs = started.elapsed().as_secs_f64();
+        budget::check_after_sizing(args.budget, sizing_secs, args.warmup, args.duration)?;
+    }
     console.line(&lines::injection(&setup.injection));
     match (args.trials, args.runs) {
         (Some(trials), Some(runs)) => check(&setup, &console, trials, runs as usize),
