@@ -85,7 +85,7 @@ fn dispatch(command: Command, bench_name: &mut Option<&'static str>) -> Result<(
             }
             comparison.regression.map_or(Ok(()), Err)
         }
-        Command::Calibrate { args, quiet } => calibrate::run(&args, quiet),
+        Command::Calibrate { args, quiet } => calibrate::run(&args, quiet, bench_name),
         Command::Completions(shell) => output::write_stdout(&cli::completions(shell)),
         Command::Man(subcommand) => output::write_stdout(&cli::man_page(subcommand.as_deref())?),
     }

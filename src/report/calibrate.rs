@@ -1,6 +1,6 @@
 //! The lines of `bench calibrate`.
 
-use crate::calibrate::{Finding, Injection, RECOMMENDED_POWER};
+use crate::calibrate::finding::{calls, Finding, Injection, RECOMMENDED_POWER};
 use crate::stats::Change;
 
 /// Before the first run, which sizes the injected cost.
@@ -52,7 +52,7 @@ pub fn round(index: usize, (again, slowed): (Option<f64>, Option<f64>)) -> Strin
 
 /// One trial of `--trials`: both changes and what they were called.
 pub fn trial(index: u32, judged: &(Option<Change>, Option<Change>)) -> String {
-    let (alarm, detected) = crate::calibrate::calls(judged);
+    let (alarm, detected) = calls(judged);
     format!(
         "trial {index:3}: A/A {:<26} {:<16} A/A' {:<26} {}",
         change(&judged.0),
@@ -92,6 +92,16 @@ pub fn findings(findings: &[Finding], rounds: usize, effect: f64) -> Vec<String>
         ));
     }
     lines
+}
+
+/// The last line when the rounds stopped (interrupted) before there were
+/// enough to estimate their spread: nothing is concluded from them.
+pub fn too_few_rounds(rounds: usize, least: usize) -> String {
+    let plural = if rounds == 1 { "" } else { "s" };
+    format!(
+        "Stopped after {rounds} round{plural}: too few to estimate the per-round spread (needs \
+         {least}); no recommendation"
+    )
 }
 
 /// The last line: what to use here to see the effect.
