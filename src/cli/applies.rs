@@ -2,11 +2,41 @@
 //! checks them: the answers come from the benchmarks' declarations
 //! ([`crate::benches::applies`]); here they meet what was given.
 
-use crate::benches::{self, body, Benchmark, ProducersAlias};
+use clap::ArgMatches;
+
+use crate::benches::{applies, body, Applies, Benchmark, RunOption};
 use crate::config::{Body, DEFAULT_READ_BYTES};
 use crate::error::{Error, Result};
 
 use super::args::{consumer_takers, Cli};
+use super::given;
+
+/// The arguments of a run that not every benchmark takes, by clap id, with
+/// the option of [`RunOption`] each one is and its name in a refusal. The
+/// consumers, the body, `--latency` and `--pid-filter` are checked on the
+/// configuration instead, where sweeps and the ringbuf body have their say.
+const OPTION_ARGS: &[(&str, RunOption, &str)] = &[
+    ("producers", RunOption::Producers, "-p/--producers"),
+    ("parallelism", RunOption::Producers, "--parallelism"),
+    ("affinity", RunOption::Affinity, "-a/--affinity"),
+    ("prod_affinity", RunOption::Affinity, "--prod-affinity"),
+    ("repeat", RunOption::Repeat, "-r/--repeat"),
+    ("warmup", RunOption::Seconds, "-w/--warmup"),
+    ("duration", RunOption::Seconds, "-d/--duration"),
+    ("profile", RunOption::Profile, "--profile"),
+    ("profile_freq", RunOption::Profile, "--profile-freq"),
+];
+
+/// Refuses, by name, each option given on the command line that does not
+/// apply to `bench`.
+pub(super) fn check_given(bench: &dyn Benchmark, matches: &ArgMatches) -> Result<()> {
+    for &(id, option, flag) in OPTION_ARGS {
+        if given(matches, id) {
+            applies::check(bench, option, flag)?;
+        }
+    }
+    Ok(())
+}
 
 /// Consumers go only to benchmarks that have them, or to the ringbuf body.
 pub(super) fn check_consumers(bench: &dyn Benchmark, cli: &Cli, body: Body) -> Result<()> {
@@ -19,14 +49,13 @@ pub(super) fn check_consumers(bench: &dyn Benchmark, cli: &Cli, body: Body) -> R
     }
     if cli.run.consumers > 0 {
         // The kernel runner's triggers refuse consumers too.
-        let why = match (
-            bench.info().workers.why_no_consumers(),
-            bench.takes_bodies(),
-        ) {
-            (Some(why), true) => {
-                format!("{why}; only --body ringbuf has consumers, to drain its events")
-            }
-            (why, _) => why.unwrap_or_default().to_string(),
+        let why = match bench.info().applies(RunOption::Consumers) {
+            Applies::No(Some(why)) => why,
+            Applies::No(None) | Applies::Yes => "",
+        };
+        let why = match bench.takes_bodies() {
+            true => format!("{why}; only --body ringbuf has consumers, to drain its events"),
+            false => why.to_string(),
         };
         return Err(Error::usage(format!(
             "{} has no consumers ({why}), so -c/--consumers must be 0 ({})",
@@ -104,12 +133,9 @@ pub(super) fn check_body_options(bench: &dyn Benchmark, cli: &Cli, body: Body) -
 pub(super) fn producers(bench: &dyn Benchmark, cli: &Cli) -> Result<u64> {
     match cli.run.parallelism {
         None => Ok(cli.run.producers),
-        Some(n) if bench.producers_alias() == Some(ProducersAlias::Parallelism) => Ok(n),
+        Some(n) if bench.info().applies(RunOption::Parallelism).yes() => Ok(n),
         Some(_) => {
-            let takers: Vec<&str> = benches::all()
-                .filter(|b| b.producers_alias() == Some(ProducersAlias::Parallelism))
-                .map(|b| b.name())
-                .collect();
+            let takers = applies::takers(RunOption::Parallelism);
             Err(Error::usage(format!(
                 "--parallelism is not an option of {}; use -p/--producers (it is taken by {})",
                 bench.name(),

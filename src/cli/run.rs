@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use clap::ArgMatches;
 
-use super::applies::{check_consumers, chosen_body, producers, read_bytes};
+use super::applies::{check_consumers, check_given, chosen_body, producers, read_bytes};
 use super::args::Cli;
 use super::{given, output_target, unknown_benchmark};
-use crate::benches::{self, Benchmark};
+use crate::benches::{self, applies, Benchmark, RunOption};
 use crate::config::{
     BenchOption, BenchRequest, Body, OptionValue, OutputTarget, Outputs, ProfileRequest,
     Repetition, RunConfig, RunRequest, SweepParam, SweepSpec,
@@ -199,6 +199,7 @@ pub(super) fn bench_request(
     let params = benches::resolve_params(bench, given_options)?;
     let given_names: Vec<&str> = given_options.iter().map(|(name, _)| *name).collect();
     benches::check_option_needs(bench, &given_names, &params)?;
+    check_given(bench, matches)?;
     check_consumers(bench, cli, body)?;
     let affinity =
         if cli.run.affinity || cli.run.prod_affinity.is_some() || cli.run.cons_affinity.is_some() {
@@ -234,6 +235,9 @@ pub(super) fn bench_request(
         pid_filter: cli.run.pid_filter,
         latency: cli.run.latency,
     };
+    // Before the benchmark's own checks, which may ask for more of an option
+    // that does not apply at all.
+    bench.check_global_options(&config)?;
     let sweep = match &cli.run.sweep {
         Some(request) => Some(sweep_spec(request, bench, matches, &config)?),
         None => {
@@ -278,6 +282,10 @@ pub(super) fn sweep_spec(
     config: &RunConfig,
 ) -> Result<SweepSpec> {
     let spec = sweep::resolve(request, bench)?;
+    if sweep::is_producers(&spec) {
+        let flag = format!("--sweep {}", spec.param.name());
+        applies::check(bench, RunOption::Producers, &flag)?;
+    }
     // The swept value replaces the option's: both given is a mistake.
     let (set_by, flag) = match spec.param {
         SweepParam::Producers { .. } => (
