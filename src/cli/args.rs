@@ -252,7 +252,7 @@ pub(super) enum Sub {
     /// Print the man page (roff), e.g. `bench man | man -l -`; with a
     /// subcommand's name, that subcommand's page (bench-compare(1)).
     Man {
-        #[arg(value_name = "SUBCOMMAND", value_parser = ["compare", "completions", "man"])]
+        #[arg(value_name = "SUBCOMMAND", value_parser = ["compare", "calibrate", "completions", "man"])]
         subcommand: Option<String>,
     },
 }

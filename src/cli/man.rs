@@ -30,6 +30,17 @@ pub(super) fn manual_pages(page: &str) -> &'static [(&'static str, &'static str)
             ),
             ("docs/exit-codes.md", "exit codes"),
         ],
+        "bench-calibrate" => &[
+            (
+                "docs/sensitivity.md",
+                "is the difference real: runs, interleaving, calibrate",
+            ),
+            (
+                "docs/running.md",
+                "running a benchmark and reading a result",
+            ),
+            ("docs/exit-codes.md", "exit codes"),
+        ],
         "bench-completions" | "bench-man" => &[
             ("docs/README.md", "the index of the manual"),
             (
@@ -85,7 +96,8 @@ pub(super) fn see_also(page: &str) -> String {
 /// or with a subcommand's name its own page (bench-compare(1) and so on, the
 /// pages bench(1) points to). Each ends with the manual's pages (SEE ALSO).
 pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>> {
-    let cmd = command();
+    // `bench help` is clap's; it has no page for SEE ALSO to point to.
+    let cmd = command().disable_help_subcommand(true);
     let (cmd, page_name) = match subcommand {
         None => (cmd, "bench"),
         Some(name) => {
@@ -96,6 +108,7 @@ pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>> {
             // clap names are static: one per subcommand with a page.
             let page: &'static str = match name {
                 "compare" => "bench-compare",
+                "calibrate" => "bench-calibrate",
                 "completions" => "bench-completions",
                 _ => "bench-man",
             };
@@ -103,12 +116,18 @@ pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>> {
         }
     };
     let mut page = Vec::new();
-    clap_mangen::Man::new(cmd).render(&mut page).map_err(|e| {
-        Error::runtime(format!(
-            "cannot render the man page: {}",
-            output::reason(&e)
-        ))
-    })?;
+    // The header names the version on every page (a subcommand has none of
+    // its own, and clap would leave it out).
+    let source = format!("{page_name} {}", env!("CARGO_PKG_VERSION"));
+    clap_mangen::Man::new(cmd)
+        .source(source)
+        .render(&mut page)
+        .map_err(|e| {
+            Error::runtime(format!(
+                "cannot render the man page: {}",
+                output::reason(&e)
+            ))
+        })?;
     // SEE ALSO goes before VERSION, where man pages keep it.
     let see_also = see_also(page_name);
     let at = find_bytes(&page, b"\n.SH VERSION\n").map_or(page.len(), |at| at + 1);
