@@ -6,6 +6,7 @@
 //! prints: `report/` turns a benchmark's [`Metric`] into lines, and its
 //! [`Figure`]s say what a run is judged by.
 
+pub mod applies;
 pub mod attach;
 pub mod body;
 pub mod breakpoint;
@@ -18,6 +19,8 @@ pub mod uprobe;
 pub mod usdt;
 
 use std::collections::BTreeMap;
+
+pub use applies::{Applies, RunOption};
 
 use crate::bpf::Needs;
 use crate::config::{BenchOption, Body, FlagOption, NumberOption, OptionValue, Params, RunConfig};
@@ -292,65 +295,41 @@ impl dyn Benchmark + '_ {
     pub fn needs_bpf(&self) -> bool {
         self.info().needs != Needs::Nothing
     }
+    /// Takes `-c` (see [`applies`]).
     pub fn has_consumers(&self) -> bool {
-        self.info().workers == Workers::ProducersAndConsumers
+        self.info().applies(RunOption::Consumers).yes()
     }
     pub fn producers_alias(&self) -> Option<ProducersAlias> {
         self.info().producers_alias
     }
 
+    /// Takes `--body KIND` and `-s` (see [`applies`]).
     pub fn takes_bodies(&self) -> bool {
-        self.info().bodies
+        self.info().applies(RunOption::Body).yes()
     }
     /// `-s` (the stack body) takes the user stack here, which the kernel runner's does not.
     pub fn takes_user_stack(&self) -> bool {
         self.info().user_stack
     }
     pub fn takes_pid_filter(&self) -> bool {
-        self.info().pid_filter
+        self.info().applies(RunOption::PidFilter).yes()
     }
 
-    /// Refuses the global options this benchmark does not take.
+    /// Refuses the options of `config` that change set-up (the body,
+    /// `--latency`, `--pid-filter`) where they do not apply (see [`applies`]).
     pub fn check_global_options(&self, config: &RunConfig) -> Result<()> {
-        let refuse = |option: &str, takers: Vec<&str>| {
-            Err(Error::usage(format!(
-                "{option} does not apply to {}; it is taken by {} (see --list)",
-                self.name(),
-                summarize_names(&takers)
-            )))
-        };
-        if config.body != Body::Count && !self.takes_bodies() {
-            let option = match config.body {
+        if config.body != Body::Count {
+            let flag = match config.body {
                 Body::Stack => "-s/--stacktrace (--body stack)",
                 _ => "--body",
             };
-            return refuse(
-                option,
-                all()
-                    .filter(|b| b.takes_bodies())
-                    .map(|b| b.name())
-                    .collect(),
-            );
+            applies::check(self, RunOption::Body, flag)?;
         }
-        if let (true, Timing::Refused(why)) = (config.latency, self.info().timing) {
-            let takers: Vec<&str> = all()
-                .filter(|b| b.info().timing == Timing::PerHit)
-                .map(|b| b.name())
-                .collect();
-            return Err(Error::usage(format!(
-                "--latency does not apply to {}: {why}; it is taken by {}",
-                self.name(),
-                summarize_names(&takers)
-            )));
+        if config.latency {
+            applies::check(self, RunOption::Latency, "--latency")?;
         }
-        if config.pid_filter && !self.takes_pid_filter() {
-            return refuse(
-                "--pid-filter",
-                all()
-                    .filter(|b| b.takes_pid_filter())
-                    .map(|b| b.name())
-                    .collect(),
-            );
+        if config.pid_filter {
+            applies::check(self, RunOption::PidFilter, "--pid-filter")?;
         }
         Ok(())
     }
@@ -420,11 +399,13 @@ fn check_value(bench: &dyn Benchmark, option: &BenchOption, value: OptionValue) 
                 "" => String::new(),
                 why => format!(" ({why})"),
             };
+            let range = match o.min == o.max {
+                true => format!("can only be {}", o.min),
+                false => format!("must be between {} and {}", o.min, o.max),
+            };
             Err(Error::usage(format!(
-                "--{} must be between {} and {} for {}{why}, got {v}",
+                "--{} {range} for {}{why}, got {v}",
                 o.long,
-                o.min,
-                o.max,
                 bench.name()
             )))
         }

@@ -41,6 +41,67 @@ fn bad_command_lines_get_one_sentence_and_exit_2() {
     }
 }
 
+/// An attach benchmark's run is one attach cycle on one thread: the options
+/// of producer threads, of counted work and of timed seconds would do
+/// nothing there, and are refused by name, as -s, -c and --latency are.
+#[test]
+fn attach_cycles_refuse_the_options_they_would_ignore() {
+    let cases = table(
+        "
+        -p 3 attach-uprobe-multi | -p/--producers does not apply to attach-uprobe-multi: it runs attach cycles on one thread; it is taken by every benchmark but attach-uprobe,
+        --parallelism 2 attach-uprobe-multi | --parallelism does not apply to attach-uprobe-multi
+        -r 5 attach-uprobe-multi | -r/--repeat does not apply to attach-uprobe-multi: each of its runs is one attach cycle, not a count of operations
+        --profile=PROFILE_DIR attach-uprobe-multi | --profile does not apply to attach-uprobe-multi: it samples measured seconds, and an attach cycle has none
+        --profile attach-uprobe-multi | --profile does not apply to attach-uprobe-multi
+        -a attach-uprobe-multi | -a/--affinity does not apply to attach-uprobe-multi: it runs attach cycles on one thread, which no option pins
+        --prod-affinity 0 attach-uprobe-multi | --prod-affinity does not apply to attach-uprobe-multi
+        -w5 -d30 attach-uprobe-multi | -w/--warmup does not apply to attach-uprobe-multi: each of its runs is one attach cycle, not a time
+        -d 30 attach-uprobe-multi | -d/--duration does not apply to attach-uprobe-multi
+        --sweep producers=1,3 attach-usdt | --sweep producers does not apply to attach-usdt: it runs attach cycles on one thread
+        -c 1 attach-usdt | attach-usdt has no consumers (it runs attach cycles on one thread)
+        -s attach-uprobe | -s/--stacktrace (--body stack) does not apply to attach-uprobe
+        --latency attach-kprobe | --latency does not apply to attach-kprobe
+        ",
+    );
+    let dir = tempdir("attach-profile");
+    for (line, needle) in cases {
+        let line = line.replace("PROFILE_DIR", &dir.display().to_string());
+        let out = bench(&format!("--attach-cnt 1 {line}"));
+        assert_one_clear_line(&out, USAGE, needle);
+        assert!(out.stdout.is_empty(), "{line}: {}", out.stdout);
+    }
+    let written = std::fs::read_dir(&dir).map_or(0, |d| d.count());
+    assert_eq!(written, 0, "--profile wrote into {}", dir.display());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// attach-churn is no attach cycle: its producers hit a probe while -c N
+/// threads attach and detach, so the options of threads and of counted work
+/// are its own.
+#[test]
+fn attach_churn_takes_producers_and_a_count() {
+    let out = bench_ok("-q -p 2 -c 1 -r 1000 attach-churn");
+    assert_eq!(fixed_counts(&out), (1000, 0), "{}", out.stdout);
+}
+
+/// An option that does not apply at all is named first, before the
+/// benchmark's own checks ask for more of another one.
+#[test]
+fn the_real_reason_is_said_at_once() {
+    for line in ["--latency rb-custom", "-c 1 --latency rb-custom"] {
+        let out = bench(line);
+        assert_one_clear_line(&out, USAGE, "--latency does not apply to rb-custom:");
+    }
+    // A range of one value is said as one value.
+    let out = bench("--attach-cnt 2 attach-fentry");
+    assert_one_clear_line(
+        &out,
+        USAGE,
+        "--attach-cnt can only be 1 for attach-fentry (an fentry program has one function), got 2",
+    );
+    assert!(!out.stderr.contains("between 1 and 1"), "{}", out.stderr);
+}
+
 #[test]
 fn list_names_every_benchmark_with_a_description() {
     let out = run(&["--list"]);

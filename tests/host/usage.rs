@@ -385,16 +385,30 @@ fn completions_name_options_and_benchmarks() {
 #[test]
 fn every_page_the_man_page_points_to_exists() {
     let page = run(&["man"]).stdout;
-    for sub in ["compare", "completions", "man"] {
+    for sub in ["compare", "calibrate", "completions", "man"] {
         let pointer = format!("bench\\-{sub}(1)");
         assert!(
             page.contains(&pointer),
             "bench(1) does not point to {pointer}"
         );
+    }
+    // Every page bench(1) points to is there, with the version in its header
+    // as bench(1)'s has.
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(page.contains(&format!(".TH bench 1  \"bench {version}\"")));
+    let pointed: Vec<&str> = page
+        .split("bench\\-")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("(1)").map(|(sub, _)| sub))
+        .filter(|sub| sub.chars().all(|c| c.is_ascii_lowercase()))
+        .collect();
+    assert!(pointed.len() >= 4, "{pointed:?}");
+    for sub in pointed {
         let out = run(&["man", sub]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.code, 0, "bench man {sub}: {}", out.stderr);
         assert!(
-            out.stdout.contains(&format!(".TH bench-{sub} 1")),
+            out.stdout
+                .contains(&format!(".TH bench-{sub} 1  \"bench-{sub} {version}\"")),
             "{}",
             out.stdout
         );
