@@ -22,7 +22,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             "trig-usdt-nop",
             "USDT probe whose site is a nop and a 5-byte nop (libbpf's usdt.h): libbpf probes the 5-byte nop where the kernel has the uprobe syscall",
         )
-        .needs(Needs::Link)
+        .needs(Needs::Usdt)
         .user_stacktrace()
         .pid_filter()
         .timed_per_hit(),
@@ -33,7 +33,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             "trig-usdt-nop1",
             "USDT probe whose site is a lone nop (classic sdt.h)",
         )
-        .needs(Needs::Link)
+        .needs(Needs::Usdt)
         .user_stacktrace()
         .pid_filter()
         .timed_per_hit(),
@@ -41,7 +41,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     },
     &UsdtBench {
         info: Info::trigger("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop")
-            .needs(Needs::Link)
+            .needs(Needs::Usdt)
             .user_stacktrace()
             .pid_filter()
             .timed_per_hit(),
