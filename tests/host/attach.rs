@@ -403,3 +403,44 @@ fn a_churn_sweep_over_consumers_runs_each_count() {
         "--sweep consumers sets each run's consumers; drop -c",
     );
 }
+
+/// attach-churn's producers call the probed site once per operation, one
+/// hit each, so `--latency` times hits: every call without churn, and hits
+/// while a churner attaches and detaches beside them.
+#[test]
+fn churn_latency_times_one_hit_per_operation() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("churn-latency", "run.json");
+    let path = json.to_str().unwrap();
+    let out = run(&[
+        "--latency",
+        "-r",
+        "20000",
+        "-c",
+        "0",
+        "--json",
+        path,
+        "attach-churn",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(fixed_hits(&out.stdout), 20_000, "{}", out.stdout);
+    let latency = ResultFile::load(&json).unwrap().runs[0].latency.clone();
+    assert_eq!(latency.expect("timed").percentiles.count, 20_000);
+    let out = run(&[
+        "--latency",
+        "-w0",
+        "-d1",
+        "-c",
+        "1",
+        "--json",
+        path,
+        "attach-churn",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = &ResultFile::load(&json).unwrap().runs[0];
+    let timed = run.latency.as_ref().expect("timed").percentiles.count;
+    assert!(timed > 0, "{}", out.stdout);
+    assert_eq!(run.churn.as_ref().expect("churned").threads, 1);
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
