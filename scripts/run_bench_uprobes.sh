@@ -11,7 +11,7 @@
 set -eufo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
-benchmarks=(usermode-count syscall-count {uprobe,uretprobe}-{nop,push,ret,nop5} usdt-nop usdt-nop1 usdt-nop5)
+benchmarks=(usermode-count syscall-count {uprobe,uretprobe}-{nop,push,ret,nop5} usdt-nop usdt-nop5)
 parse_common_args "$@"
 ((${#ARGS[@]})) && benchmarks=("${ARGS[@]}")
 

@@ -33,7 +33,18 @@ fn libbpf_log(_level: PrintLevel, msg: String) {
 /// Routes libbpf's log: everything to stderr with `verbose`, nothing otherwise.
 pub fn init_logging(verbose: bool) {
     VERBOSE.store(verbose, Relaxed);
-    libbpf_rs::set_print(Some((PrintLevel::Debug, libbpf_log)));
+    route_libbpf_log();
+}
+
+/// Puts libbpf's log behind `-v`. libbpf's own default prints its warnings
+/// to stderr, so every way into libbpf here (an object opened, a feature
+/// probed) installs this first, whether or not a command called
+/// [`init_logging`].
+fn route_libbpf_log() {
+    static ROUTED: std::sync::Once = std::sync::Once::new();
+    ROUTED.call_once(|| {
+        libbpf_rs::set_print(Some((PrintLevel::Debug, libbpf_log)));
+    });
 }
 
 /// ENOTSUPP is kernel-internal (524) but reaches user space from BPF paths.
@@ -93,8 +104,13 @@ pub enum Needs {
     /// Loads a BPF program and runs it with BPF_PROG_TEST_RUN.
     RunProgram,
     /// Loads BPF programs and attaches them with BPF links (raw tracepoint,
-    /// fentry and the like, multi-uprobe and USDT through it, kprobe-multi).
+    /// fentry and the like, multi-uprobe, kprobe-multi).
     Link,
+    /// Loads a BPF program and attaches it to USDT sites through libbpf,
+    /// which takes one uprobe-multi link where the kernel has them (as
+    /// [`Needs::Link`]) and a uprobe perf event per site where it has not
+    /// (as [`Needs::UprobeEvent`]): the link decides, so the kernel does.
+    Usdt,
     /// Loads a BPF program and attaches it to a uprobe perf event: the kernel
     /// creates those for CAP_SYS_ADMIN only (perf_uprobe_event_init), since
     /// CAP_PERFMON alone let a process plant uprobes in any file.
@@ -108,9 +124,31 @@ pub enum Needs {
 }
 
 impl Needs {
+    /// What these needs come to on this kernel: [`Needs::Usdt`] becomes
+    /// the needs of the link libbpf will take; the others stay.
+    pub fn on_this_kernel(self) -> Needs {
+        match self {
+            // Unknown (the probe itself needs CAP_BPF): the link a 6.6+
+            // kernel gives; an older one refuses the attach with EACCES,
+            // which `attach_error` words.
+            Needs::Usdt => match uprobe_multi_support() {
+                Some(false) => Needs::UprobeEvent,
+                Some(true) | None => Needs::Link,
+            },
+            needs => needs,
+        }
+    }
+
     /// What the set-up does, for the message that refuses it.
     pub fn does(self) -> &'static str {
         match self {
+            Needs::Usdt => match self.on_this_kernel() {
+                Needs::UprobeEvent => {
+                    "attaches a BPF program to USDT sites through uprobe perf events \
+                     (this kernel has no uprobe-multi links)"
+                }
+                _ => "attaches a BPF program to USDT sites through a uprobe-multi link",
+            },
             Needs::Nothing => "needs no privilege",
             Needs::RunProgram => "loads and runs a BPF program",
             Needs::Link => "loads BPF programs and attaches them with BPF links",
@@ -126,6 +164,7 @@ impl Needs {
     pub fn caps(self) -> &'static [Cap] {
         match self {
             Needs::Nothing => &[],
+            Needs::Usdt => self.on_this_kernel().caps(),
             Needs::RunProgram | Needs::Link | Needs::KprobeEvent => &[Cap::Bpf, Cap::Perfmon],
             Needs::UprobeEvent => &[Cap::SysAdmin],
             Needs::TracepointEvent => &[Cap::SysAdmin, Cap::DacReadSearch],
@@ -258,7 +297,19 @@ fn perf_event_paranoid() -> String {
 /// for a link on "/". A kernel with the link type fails that with EBADF (not
 /// a regular file); an older one refuses the attach type itself.
 pub fn uprobe_multi_links() -> bool {
+    uprobe_multi_support() == Some(true)
+}
+
+/// Whether this kernel has uprobe-multi links, probed once: `None` when the
+/// process may not load the probe's program (no CAP_BPF), so cannot tell.
+fn uprobe_multi_support() -> Option<bool> {
+    static SUPPORT: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    *SUPPORT.get_or_init(probe_uprobe_multi_links)
+}
+
+fn probe_uprobe_multi_links() -> Option<bool> {
     use libbpf_rs::libbpf_sys as sys;
+    route_libbpf_log();
     // r0 = 0; exit
     let insns = [
         sys::bpf_insn {
@@ -287,7 +338,12 @@ pub fn uprobe_multi_links() -> bool {
         )
     };
     if prog < 0 {
-        return false;
+        // An old kernel refuses the attach type (EINVAL); EPERM says only
+        // that this process may not load programs.
+        return match -prog {
+            libc::EPERM | libc::EACCES if !fully_privileged() => None,
+            _ => Some(false),
+        };
     }
     let offset: std::os::raw::c_ulong = 0;
     let mut link = sys::bpf_link_create_opts {
@@ -310,7 +366,7 @@ pub fn uprobe_multi_links() -> bool {
         }
         libc::close(prog);
     }
-    fd < 0 && err == Some(libc::EBADF)
+    Some(fd < 0 && err == Some(libc::EBADF))
 }
 
 fn describe(err: &libbpf_rs::Error) -> String {
@@ -342,6 +398,7 @@ unsafe impl Sync for ObjectStorage {}
 impl ObjectStorage {
     #[allow(clippy::new_without_default)]
     pub fn new() -> ObjectStorage {
+        route_libbpf_log();
         ObjectStorage(NonNull::from(Box::leak(Box::new(MaybeUninit::uninit()))))
     }
 

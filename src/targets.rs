@@ -106,20 +106,16 @@ macro_rules! usdt_site {
     };
 }
 
-// `nop` is the site libbpf's usdt.h emits on x86-64 (a nop, then a 5-byte nop):
-// on a kernel with the uprobe syscall, libbpf sees the pair and probes the
-// 5-byte nop, which the kernel optimizes. `nop1` is classic sdt.h's one-byte
-// nop, which always traps.
-usdt_site!(
-    "bench_usdt_nop",
-    "nop",
-    "    nop",
-    "    .byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
-);
-usdt_site!("bench_usdt_nop1", "nop1", "    nop");
+// The kernel runner's two USDT sites, under its probe names. `nop` is a lone
+// one-byte nop (upstream's usdt_1.c sets usdt.h's USDT_NOP to it; classic
+// sdt.h emits the same), which always traps. `nop5` is usdt.h's default site,
+// a nop then a 5-byte nop (usdt_2.c): on a kernel with the uprobe syscall,
+// libbpf sees the pair and probes the 5-byte nop, which the kernel optimizes.
+usdt_site!("bench_usdt_nop", "nop", "    nop");
 usdt_site!(
     "bench_usdt_nop5",
     "nop5",
+    "    nop",
     "    .byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
 );
 
@@ -129,7 +125,6 @@ extern "C" {
     fn bench_target_ret();
     fn bench_target_nop5();
     fn bench_usdt_nop();
-    fn bench_usdt_nop1();
     fn bench_usdt_nop5();
 }
 
@@ -140,24 +135,21 @@ pub enum Target {
     Push,
     Ret,
     Nop5,
-    /// A USDT site (provider `bench`, probe `nop`) on a nop followed by a
-    /// 5-byte nop, as libbpf's usdt.h lays it out.
+    /// A USDT site (provider `bench`, probe `nop`) on a lone one-byte nop,
+    /// as classic sdt.h (and usdt.h with `USDT_NOP` set to it) lays it out.
     UsdtNop,
-    /// A USDT site (provider `bench`, probe `nop1`) on a lone one-byte nop,
-    /// as classic sdt.h lays it out.
-    UsdtNop1,
-    /// A USDT site (provider `bench`, probe `nop5`) on a 5-byte nop.
+    /// A USDT site (provider `bench`, probe `nop5`) on a nop followed by a
+    /// 5-byte nop, as libbpf's usdt.h lays it out by default.
     UsdtNop5,
 }
 
 impl Target {
-    pub const ALL: [Target; 7] = [
+    pub const ALL: [Target; 6] = [
         Target::Nop,
         Target::Push,
         Target::Ret,
         Target::Nop5,
         Target::UsdtNop,
-        Target::UsdtNop1,
         Target::UsdtNop5,
     ];
 
@@ -168,7 +160,6 @@ impl Target {
     pub fn name(self) -> &'static str {
         match self {
             Target::Nop | Target::UsdtNop => "nop",
-            Target::UsdtNop1 => "nop1",
             Target::Push => "push",
             Target::Ret => "ret",
             Target::Nop5 | Target::UsdtNop5 => "nop5",
@@ -182,7 +173,6 @@ impl Target {
             Target::Ret => "bench_target_ret",
             Target::Nop5 => "bench_target_nop5",
             Target::UsdtNop => "bench_usdt_nop",
-            Target::UsdtNop1 => "bench_usdt_nop1",
             Target::UsdtNop5 => "bench_usdt_nop5",
         }
     }
@@ -191,22 +181,22 @@ impl Target {
     /// site that is a nop and a 5-byte nop).
     pub fn expected_bytes(self) -> &'static [u8] {
         match self {
-            Target::UsdtNop => &[0x90, 0x0f, 0x1f, 0x44, 0x00, 0x00],
-            Target::Nop | Target::UsdtNop1 => &[0x90],
+            Target::UsdtNop5 => &[0x90, 0x0f, 0x1f, 0x44, 0x00, 0x00],
+            Target::Nop | Target::UsdtNop => &[0x90],
             Target::Push => &[0x55],
             Target::Ret => &[0xc3],
-            Target::Nop5 | Target::UsdtNop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00],
+            Target::Nop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00],
         }
     }
 
     /// The first instruction in AT&T syntax, for messages.
     pub fn instruction(self) -> &'static str {
         match self {
-            Target::UsdtNop => "nop; nopl 0x0(%rax,%rax,1)",
-            Target::Nop | Target::UsdtNop1 => "nop",
+            Target::UsdtNop5 => "nop; nopl 0x0(%rax,%rax,1)",
+            Target::Nop | Target::UsdtNop => "nop",
             Target::Push => "push %rbp",
             Target::Ret => "ret",
-            Target::Nop5 | Target::UsdtNop5 => "nopl 0x0(%rax,%rax,1)",
+            Target::Nop5 => "nopl 0x0(%rax,%rax,1)",
         }
     }
 
@@ -220,7 +210,6 @@ impl Target {
             Target::Ret => op(bench_target_ret),
             Target::Nop5 => op(bench_target_nop5),
             Target::UsdtNop => op(bench_usdt_nop),
-            Target::UsdtNop1 => op(bench_usdt_nop1),
             Target::UsdtNop5 => op(bench_usdt_nop5),
         }
     }
@@ -393,12 +382,12 @@ mod tests {
     /// the `call`'s displacement of `push` left zero (checked apart).
     fn whole_code(target: Target) -> &'static [u8] {
         match target {
-            Target::Nop | Target::UsdtNop1 => &[0x90, 0xc3],
+            Target::Nop | Target::UsdtNop => &[0x90, 0xc3],
             // push %rbp; mov %rsp,%rbp; call callee; pop %rbp; ret
             Target::Push => &[0x55, 0x48, 0x89, 0xe5, 0xe8, 0, 0, 0, 0, 0x5d, 0xc3],
             Target::Ret => &[0xc3],
-            Target::Nop5 | Target::UsdtNop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3],
-            Target::UsdtNop => &[0x90, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3],
+            Target::Nop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3],
+            Target::UsdtNop5 => &[0x90, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3],
         }
     }
 

@@ -120,7 +120,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             "attach-usdt",
             "attach and detach N USDT sites of one probe name through libbpf",
             Kind::Usdt,
-            Needs::UprobeEvent,
+            Needs::Usdt,
         ),
         kind: Kind::Usdt,
     },

@@ -39,7 +39,10 @@ pub static BENCHES: &[&dyn Benchmark] = &[&ChurnBench {
         "hit a uprobe while -c N threads attach and detach uprobes on other sites (-c 0: no churn)",
     )
     .consumers(1)
-    .needs(Needs::UprobeEvent),
+    .needs(Needs::UprobeEvent)
+    // A producer's operation is one call of the probed site, one hit: its
+    // time is a hit's latency while the churners attach and detach.
+    .timed_per_hit(),
 }];
 
 impl Benchmark for ChurnBench {

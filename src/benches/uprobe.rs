@@ -396,7 +396,7 @@ impl<S: Sync> Workload for ProbedTarget<S> {
     }
 
     fn probe_path(&self) -> Option<Result<ProbePath>> {
-        if self.target == Target::UsdtNop {
+        if self.target == Target::UsdtNop5 {
             return Some(self.target.with_fn(nop_pair_path));
         }
         let original = self.target.expected_bytes();

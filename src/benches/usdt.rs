@@ -20,9 +20,9 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     &UsdtBench {
         info: Info::trigger(
             "trig-usdt-nop",
-            "USDT probe whose site is a nop and a 5-byte nop (libbpf's usdt.h): libbpf probes the 5-byte nop where the kernel has the uprobe syscall",
+            "USDT probe whose site is a lone nop (sdt.h; the kernel runner's usdt-nop): always a trap",
         )
-        .needs(Needs::Link)
+        .needs(Needs::Usdt)
         .user_stacktrace()
         .pid_filter()
         .timed_per_hit(),
@@ -30,21 +30,13 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     },
     &UsdtBench {
         info: Info::trigger(
-            "trig-usdt-nop1",
-            "USDT probe whose site is a lone nop (classic sdt.h)",
+            "trig-usdt-nop5",
+            "USDT probe whose site is a nop and a 5-byte nop (libbpf's usdt.h): libbpf probes the 5-byte nop where the kernel has the uprobe syscall",
         )
-        .needs(Needs::Link)
+        .needs(Needs::Usdt)
         .user_stacktrace()
         .pid_filter()
         .timed_per_hit(),
-        target: Target::UsdtNop1,
-    },
-    &UsdtBench {
-        info: Info::trigger("trig-usdt-nop5", "USDT probe whose site is a 5-byte nop")
-            .needs(Needs::Link)
-            .user_stacktrace()
-            .pid_filter()
-            .timed_per_hit(),
         target: Target::UsdtNop5,
     },
 ];

@@ -293,6 +293,30 @@ pub fn run_exec_retrying(mut make: impl FnMut() -> Command) -> Output {
     panic!("the copy of the binary stayed busy");
 }
 
+/// Runs a copy of the binary as `nobody` with `caps` as ambient capabilities
+/// (setpriv's syntax: `+bpf,+perfmon`; empty: none).
+pub fn run_as_nobody(caps: &str, args: &[&str]) -> Output {
+    let copy = nobody_copy();
+    let caps = if caps.is_empty() {
+        "-all".to_string()
+    } else {
+        format!("-all,{caps}")
+    };
+    run_exec_retrying(|| {
+        let mut cmd = Command::new("setpriv");
+        cmd.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            &format!("--inh-caps={caps}"),
+            &format!("--ambient-caps={caps}"),
+        ])
+        .arg(&copy)
+        .args(args);
+        cmd
+    })
+}
+
 /// Sends `sig` to a child we spawned and have not reaped.
 pub fn send_signal(child: &Child, sig: i32) {
     // SAFETY: the pid is our own unreaped child, so it names no other process.

@@ -94,6 +94,46 @@ fn every_working_family_attaches_fires_exactly_n_and_detaches() {
     cycle("attach-usdt", 10_000, usdt_link);
 }
 
+/// libbpf attaches USDT sites through one uprobe-multi link where the
+/// kernel has them, and a link needs CAP_BPF and CAP_PERFMON alone: with
+/// those two, attach-usdt runs its cycle (every site fires once) and
+/// `--probe` finds it ok, as attach-uprobe-multi and trig-usdt-nop. Without
+/// the link type it takes uprobe perf events, and asks for CAP_SYS_ADMIN.
+#[test]
+fn attach_usdt_asks_for_the_capabilities_of_the_link_it_takes() {
+    let _lock = probe_lock();
+    let args = ["-q", "attach-usdt", "--attach-cnt", "10"];
+    if !bench::bpf::uprobe_multi_links() {
+        let out = run_as_nobody("+bpf,+perfmon", &args);
+        assert_one_clear_line(&out, 3, "through uprobe perf events");
+        return;
+    }
+    for bench in ["attach-usdt", "attach-uprobe-multi"] {
+        let out = run_as_nobody("+bpf,+perfmon", &[bench, "--attach-cnt", "10"]);
+        assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
+        assert_has(&out.stdout, "verify   10 of 10 fired");
+        assert_has(&out.stdout, "probes: 10 in 1 uprobe_multi link");
+    }
+    let out = run_as_nobody(
+        "+bpf,+perfmon",
+        &["--probe", "attach-usdt", "trig-usdt-nop"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for bench in ["attach-usdt", "trig-usdt-nop"] {
+        let line = line_starting(&out.stdout, bench);
+        assert_eq!(words(line), [bench, "ok"], "{}", out.stdout);
+    }
+    // Without them, the refusal names the link and the two capabilities.
+    let out = run_as_nobody("", &args);
+    assert_one_clear_line(
+        &out,
+        3,
+        "attach-usdt attaches a BPF program to USDT sites through a uprobe-multi link, \
+         which needs CAP_BPF and CAP_PERFMON; this process lacks CAP_BPF and CAP_PERFMON",
+    );
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+}
+
 #[test]
 fn the_kernel_families_run_or_say_why() {
     let _lock = probe_lock();
@@ -362,4 +402,45 @@ fn a_churn_sweep_over_consumers_runs_each_count() {
         2,
         "--sweep consumers sets each run's consumers; drop -c",
     );
+}
+
+/// attach-churn's producers call the probed site once per operation, one
+/// hit each, so `--latency` times hits: every call without churn, and hits
+/// while a churner attaches and detaches beside them.
+#[test]
+fn churn_latency_times_one_hit_per_operation() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("churn-latency", "run.json");
+    let path = json.to_str().unwrap();
+    let out = run(&[
+        "--latency",
+        "-r",
+        "20000",
+        "-c",
+        "0",
+        "--json",
+        path,
+        "attach-churn",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(fixed_hits(&out.stdout), 20_000, "{}", out.stdout);
+    let latency = ResultFile::load(&json).unwrap().runs[0].latency.clone();
+    assert_eq!(latency.expect("timed").percentiles.count, 20_000);
+    let out = run(&[
+        "--latency",
+        "-w0",
+        "-d1",
+        "-c",
+        "1",
+        "--json",
+        path,
+        "attach-churn",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = &ResultFile::load(&json).unwrap().runs[0];
+    let timed = run.latency.as_ref().expect("timed").percentiles.count;
+    assert!(timed > 0, "{}", out.stdout);
+    assert_eq!(run.churn.as_ref().expect("churned").threads, 1);
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,7 +1,5 @@
 //! Bad input through the built binary: one sentence, a documented exit code.
 
-use std::process::Command;
-
 use crate::common::*;
 
 const USAGE: i32 = 2;
@@ -122,30 +120,6 @@ fn list_names_every_benchmark_with_a_description() {
             "{name} has no description"
         );
     }
-}
-
-/// Runs a copy of the binary as `nobody` with `caps` as ambient capabilities
-/// (setpriv's syntax: `+bpf,+perfmon`; empty: none).
-fn run_as_nobody(caps: &str, args: &[&str]) -> Output {
-    let copy = nobody_copy();
-    let caps = if caps.is_empty() {
-        "-all".to_string()
-    } else {
-        format!("-all,{caps}")
-    };
-    run_exec_retrying(|| {
-        let mut cmd = Command::new("setpriv");
-        cmd.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            &format!("--inh-caps={caps}"),
-            &format!("--ambient-caps={caps}"),
-        ])
-        .arg(&copy)
-        .args(args);
-        cmd
-    })
 }
 
 #[test]

@@ -58,11 +58,10 @@ fn the_probe_path_is_what_the_kernel_offers() {
             );
         }
     }
-    // libbpf's usdt.h site (nop, nop5): libbpf probes the 5-byte nop where
-    // the kernel has the uprobe syscall, as upstream's usdt-nop runs.
-    assert_eq!(probe_path("trig-usdt-nop").as_deref(), Some(nop5_path()));
-    // Classic sdt.h's lone nop always traps.
-    assert_eq!(probe_path("trig-usdt-nop1").as_deref(), Some("emulated"));
+    // Upstream's usdt-nop: a lone nop (usdt_1.c), which always traps.
+    assert_eq!(probe_path("trig-usdt-nop").as_deref(), Some("emulated"));
+    // Upstream's usdt-nop5: usdt.h's site (nop, nop5, usdt_2.c), where libbpf
+    // probes the 5-byte nop when the kernel has the uprobe syscall.
     assert_eq!(probe_path("trig-usdt-nop5").as_deref(), Some(nop5_path()));
     // usleep starts with `sub $0x28,%rsp` in this libc: single-stepped.
     let empty = probe_path("uprobe-empty");
@@ -99,7 +98,7 @@ fn a_timed_run_says_the_probe_path_before_its_summary() {
 #[test]
 fn stacktrace_counts_exactly_and_is_refused_where_it_does_not_apply() {
     let _lock = probe_lock();
-    for bench in words("trig-uprobe-nop trig-uretprobe-multi-nop5 trig-usdt-nop trig-usdt-nop1") {
+    for bench in words("trig-uprobe-nop trig-uretprobe-multi-nop5 trig-usdt-nop trig-usdt-nop5") {
         let out = run(&["-q", "-s", "-r", "3001", bench]);
         assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
         assert_eq!(fixed_hits(&out.stdout), 3001, "{bench}");
