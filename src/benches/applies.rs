@@ -3,7 +3,7 @@
 //! workers, bodies, probes, timing). The command line, `--probe`, `--list`,
 //! sweeps and the run plan ask here rather than deciding for themselves.
 
-use super::{all, summarize_names, Benchmark, Info, Metric, ProducersAlias, Timing};
+use super::{all, summarize_names, Benchmark, Info, ProducersAlias, Timing, Workers};
 use crate::error::{Error, Result};
 
 /// An option of a run that some benchmarks take and others do not. The
@@ -78,7 +78,7 @@ impl Info {
             true => Applies::Yes,
             false => Applies::No(None),
         };
-        if self.metric == Metric::Cycles {
+        if self.workers == Workers::Cycles {
             if let Some(why) = cycle_refusal(option) {
                 return said(why);
             }
@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn attach_cycles_take_no_thread_options() {
         for bench in all() {
-            let cycles = bench.metric() == Metric::Cycles;
+            let cycles = bench.runs_cycles();
             for option in RunOption::ALL {
                 if cycle_refusal(option).is_some() && cycles {
                     assert!(!bench.info().applies(option).yes(), "{}", bench.name());

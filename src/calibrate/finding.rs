@@ -136,7 +136,8 @@ pub fn judge(rounds: &[Round], seconds: Option<usize>) -> (Option<Change>, Optio
 /// Whether a comparison calls A/A different (a false alarm), and whether it
 /// calls A' slower (a detection).
 pub fn calls(judged: &(Option<Change>, Option<Change>)) -> (bool, bool) {
-    let verdict = |c: &Option<Change>| c.map(|c| Verdict::of(&c, Better::Higher, stats::NOISE_FLOOR_PCT));
+    let verdict =
+        |c: &Option<Change>| c.map(|c| Verdict::of(&c, Better::Higher, stats::NOISE_FLOOR_PCT));
     (
         verdict(&judged.0).is_some_and(|v| v != Verdict::NoSignificantChange),
         verdict(&judged.1) == Some(Verdict::Slower),

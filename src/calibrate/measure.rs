@@ -8,10 +8,10 @@ use super::budget::{SIZING_RUNS, SIZING_SECS};
 use super::finding::{Injection, Round, Sizing, SizingRun, MIN_ROUNDS};
 use super::CalibrateArgs;
 use crate::benches::{self, Benchmark};
-use crate::figures::Figure;
 use crate::bpf;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::figures::Figure;
 use crate::interrupt;
 use crate::report::calibrate as lines;
 use crate::report::console::Console;
@@ -228,7 +228,11 @@ fn timed(
     Ok(samples
         .iter()
         .filter(|s| !s.warmup)
-        .map(metric.per_second.unwrap_or(crate::stats::Sample::hits_per_sec))
+        .map(
+            metric
+                .per_second
+                .unwrap_or(crate::stats::Sample::hits_per_sec),
+        )
         .collect())
 }
 

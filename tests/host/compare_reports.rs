@@ -547,6 +547,7 @@ fn attach_times_are_compared_as_times_longer_is_slower() {
         attach.contains("-50.00 %") && attach.contains("faster"),
         "{attach}"
     );
+}
 
 #[test]
 fn hand_edited_figures_that_cannot_be_are_refused() {
