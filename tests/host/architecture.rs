@@ -140,9 +140,37 @@ fn paths_after(text: &str, prefix: &str) -> Vec<Vec<String>> {
     paths
 }
 
-/// The module graph: for each file, the files it imports from.
+/// The modules declared `#[cfg(test)] mod name;`: test code, which may use
+/// anything.
+fn test_only(modules: &BTreeMap<Module, PathBuf>) -> BTreeSet<Module> {
+    let mut found = BTreeSet::new();
+    for (module, file) in modules {
+        let text = fs::read_to_string(file).expect("a source file is readable");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for pair in lines.windows(2) {
+            if pair[0] != "#[cfg(test)]" {
+                continue;
+            }
+            if let Some(name) = pair[1]
+                .strip_prefix("mod ")
+                .and_then(|r| r.strip_suffix(';'))
+            {
+                let mut child = module.clone();
+                child.push(name.to_owned());
+                found.insert(child);
+            }
+        }
+    }
+    found
+}
+
+/// The module graph: for each file, the files it imports from (test-only
+/// files left out).
 fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
-    let modules = modules();
+    let mut modules = modules();
+    for module in test_only(&modules) {
+        modules.remove(&module);
+    }
     let deepest = |path: &[String]| -> Option<Module> {
         (1..=path.len())
             .rev()
@@ -242,7 +270,7 @@ fn the_reader_sees_the_imports_a_file_makes() {
     let paths = paths_after(code, "crate::");
     let joined: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
     assert_eq!(joined, ["a::b", "a::c::d", "a", "x::y"]);
-    let stripped = code_of(&src().join("stats.rs"));
+    let stripped = code_of(&src().join("stats/summary.rs"));
     assert!(
         !stripped.contains("#[cfg(test)]\nmod"),
         "test blocks are left out"
@@ -278,6 +306,111 @@ fn no_module_imports_one_that_imports_it_back() {
         found.is_empty(),
         "import circles in src/:\n{}",
         found.join("\n")
+    );
+}
+
+/// The layers of docs/architecture.md, top first: a module may import from
+/// its own layer and those below, never from one above. A module is in the
+/// layer of the longest prefix listed (`calibrate::finding` is not where
+/// `calibrate` is).
+const LAYERS: &[(&str, &[&str])] = &[
+    ("entry", &["", "cli"]),
+    (
+        "orchestration",
+        &[
+            "app",
+            "calibrate",
+            "compare",
+            "probe",
+            "sweep",
+            "attach::run",
+        ],
+    ),
+    ("output", &["report"]),
+    ("families", &["benches", "attach"]),
+    ("results", &["results", "figures", "calibrate::finding"]),
+    (
+        "engine",
+        &[
+            "runner",
+            "latency",
+            "profile",
+            "noise",
+            "bpf",
+            "perf_event",
+            "targets",
+            "probe_path",
+            "kernel",
+            "attach::facts",
+        ],
+    ),
+    (
+        "foundation",
+        &["stats", "config", "lists", "runner::affinity"],
+    ),
+    ("base", &["error", "interrupt", "progress"]),
+];
+
+/// A module's layer: its index in [`LAYERS`], by the longest prefix.
+fn layer_of(module: &Module) -> Option<usize> {
+    let path = module.join("::");
+    let mut best: Option<(usize, usize)> = None;
+    for (i, (_, prefixes)) in LAYERS.iter().enumerate() {
+        for prefix in *prefixes {
+            let matches =
+                path == *prefix || (!prefix.is_empty() && path.starts_with(&format!("{prefix}::")));
+            if matches && best.is_none_or(|(_, len)| prefix.len() > len) {
+                best = Some((i, prefix.len()));
+            }
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[test]
+fn every_import_goes_down_the_layers() {
+    let mut unplaced = Vec::new();
+    let mut upward = Vec::new();
+    for (module, targets) in graph() {
+        let Some(from) = layer_of(&module) else {
+            unplaced.push(shown(&module));
+            continue;
+        };
+        for target in targets {
+            match layer_of(&target) {
+                Some(to) if to < from => upward.push(format!(
+                    "{} ({}) imports {} ({})",
+                    shown(&module),
+                    LAYERS[from].0,
+                    shown(&target),
+                    LAYERS[to].0
+                )),
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        unplaced.is_empty(),
+        "modules in no layer: {}",
+        unplaced.join(", ")
+    );
+    assert!(
+        upward.is_empty(),
+        "imports up the layers:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_check_sees_an_import_up() {
+    let m = |s: &str| -> Module { s.split("::").map(str::to_owned).collect() };
+    let (report, runner) = (layer_of(&m("report::text")), layer_of(&m("runner::phases")));
+    assert!(report < runner, "report is above the runner");
+    assert!(layer_of(&m("calibrate::finding")) > layer_of(&m("calibrate::measure")));
+    assert_eq!(
+        layer_of(&Vec::new()),
+        Some(0),
+        "the crate root is the entry"
     );
 }
 

@@ -203,10 +203,9 @@ fn an_output_that_cannot_be_written_is_refused_before_the_run() {
             "--plot p.svg/ cannot be written: it ends in '/'",
         ),
     ];
+    // Refused, not run: nothing on stdout (a run prints its summary).
     for (args, message) in cases {
-        let start = Instant::now();
         assert_refused(&bench_in(d, &args), message);
-        assert!(start.elapsed() < Duration::from_secs(5), "{args:?} ran");
     }
     assert!(!d.join("x.json").exists() && !d.join("p.svg").exists());
 

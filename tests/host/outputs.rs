@@ -7,7 +7,6 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use crate::common::*;
 use serde_json::Value;
@@ -139,7 +138,6 @@ fn a_planted_temporary_name_is_not_followed() {
 
 #[test]
 fn an_unwritable_output_is_refused_before_set_up() {
-    let start = Instant::now();
     let out = bench("-w0 -d30 --json /proc/x.json trig-syscall-count");
     assert_one_clear_line(
         &out,
@@ -147,7 +145,6 @@ fn an_unwritable_output_is_refused_before_set_up() {
         "--json /proc/x.json cannot be written: No such file or directory",
     );
     assert!(out.stdout.is_empty(), "it set up: {}", out.stdout);
-    assert!(start.elapsed() < Duration::from_secs(10));
 
     // As nobody, into a directory only root may write.
     let dir = tempfile::tempdir().unwrap();
@@ -156,7 +153,6 @@ fn an_unwritable_output_is_refused_before_set_up() {
     fs::create_dir(&private).unwrap();
     let csv = private.join("out.csv");
     let copy = nobody_copy();
-    let start = Instant::now();
     let out = run_exec_retrying(|| {
         let mut cmd = Command::new("setpriv");
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -179,7 +175,6 @@ fn an_unwritable_output_is_refused_before_set_up() {
         ),
     );
     assert!(out.stdout.is_empty(), "it set up: {}", out.stdout);
-    assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(fs::read_dir(&private).unwrap().count(), 0);
 }
 
