@@ -96,6 +96,12 @@ pub const DETACH: Figure = Figure {
     show_spread: micros_per_probe_with_sd,
 };
 
+/// The value a benchmark kept in a run under `name` (`Workload::figures`):
+/// what the declaration of a figure of its own reads.
+pub fn kept(run: &RunRecord, name: &str) -> Option<f64> {
+    run.figures.get(name).copied()
+}
+
 impl Figure {
     /// Its observations within one run, for judging one run against another:
     /// each measured second's rate, or the run's one value.

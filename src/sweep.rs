@@ -329,6 +329,7 @@ mod tests {
             cycle: None,
             churn: None,
             latency: None,
+            figures: Default::default(),
         }
     }
 

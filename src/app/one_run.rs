@@ -57,6 +57,7 @@ pub(super) fn one_run(
     let mut noise = NoiseObserver::new(config.producers + config.consumers);
     let mut probe = ProbePathObserver::default();
     let mut churn = ChurnObserver::default();
+    let mut kept = KeptFigures::default();
     let mut progress = RunConsole::new(console, *reporter, config.producers, chatter)
         .user_stack_note(config.body == Body::Stack && bench.bench.takes_user_stack());
     // The order observers hear each event in: the profiler first, closest to
@@ -70,6 +71,7 @@ pub(super) fn one_run(
         &mut noise as &mut dyn RunObserver,
         &mut probe,
         &mut churn,
+        &mut kept,
         &mut progress,
     ]);
     let measured = phases::run(
@@ -79,6 +81,7 @@ pub(super) fn one_run(
         &mut observers,
     )?;
     drop(observers);
+    record.figures = kept.0.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
     let phase = match (measured, work) {
         (Measured::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);
@@ -322,6 +325,17 @@ impl ChurnObserver {
 
 /// How the kernel handled the probe, asked at tear-down: after the probe has
 /// been hit (warm-up and measurement done), while it is still attached.
+/// Asks the workload, before it is torn down, for the figures of its own it
+/// measured.
+#[derive(Default)]
+struct KeptFigures(Vec<(&'static str, f64)>);
+
+impl RunObserver for KeptFigures {
+    fn tearing_down(&mut self, workload: &dyn Workload) {
+        self.0 = workload.figures();
+    }
+}
+
 #[derive(Default)]
 struct ProbePathObserver {
     found: Option<Result<ProbePath>>,

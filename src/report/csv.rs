@@ -22,7 +22,7 @@ pub const HEADER: &str = "benchmark,sweep_param,sweep_value,run,kind,iteration,e
 late_ns,calls,ops,hits,drops,warmup,hits_mean,hits_sd,drops_mean,drops_sd,per_producer,\
 latency_ns,usecs_per_op_mean,usecs_per_op_sd,runs,headline_mean,headline_sd,headline_ci95,\
 partial,percentile,value_ns,count,probes,wall_ns,user_ns,system_ns,\
-us_per_probe,fired";
+us_per_probe,fired,figure,value";
 
 #[derive(Clone, Copy, Debug, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -42,6 +42,8 @@ enum Kind {
     /// An attach cycle's attach step, and its detach step.
     Attach,
     Detach,
+    /// A figure of its own the benchmark kept in the run (`figure`, `value`).
+    Figure,
 }
 
 /// One line of the file; `None` is written as an empty field.
@@ -86,6 +88,8 @@ struct Row<'a> {
     system_ns: Option<u64>,
     us_per_probe: Option<f64>,
     fired: Option<usize>,
+    figure: Option<&'a str>,
+    value: Option<f64>,
 }
 
 impl<'a> Row<'a> {
@@ -279,6 +283,14 @@ pub fn render(result: &ResultFile) -> Result<String> {
             }
         }
         for row in latency_rows(result, run) {
+            csv.serialize(row).map_err(fail)?;
+        }
+        for (name, value) in &run.figures {
+            let row = Row {
+                figure: Some(name),
+                value: Some(*value),
+                ..Row::lead(result, run, Kind::Figure)
+            };
             csv.serialize(row).map_err(fail)?;
         }
     }

@@ -333,6 +333,10 @@ pub struct RunRecord {
     /// (folded stacks, flame graph); not kept in the result file.
     #[serde(skip)]
     pub stacks: Option<Profile>,
+    /// Figures of its own a benchmark measured in this run, by name (what
+    /// `Workload::figures` said after the run).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub figures: BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -372,6 +376,7 @@ impl RunRecord {
             stacks: None,
             cycle: None,
             churn: None,
+            figures: BTreeMap::new(),
         }
     }
 }

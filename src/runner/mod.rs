@@ -108,6 +108,14 @@ pub trait Workload: Sync {
     fn churn(&self) -> Option<(usize, Vec<cycles::ChurnCycle>)> {
         None
     }
+
+    /// Figures of its own the benchmark measured besides its counts (the
+    /// memory a map uses, a share of lookups), by name, asked while it is
+    /// still set up after the run; the run keeps them, and the figures it
+    /// declares read them (`figures::kept`).
+    fn figures(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// The workload to run and the spin its producers pay: an injected
