@@ -59,7 +59,8 @@ pub(super) fn one_run(
     let mut churn = ChurnObserver::default();
     let mut kept = KeptFigures::default();
     let mut progress = RunConsole::new(console, *reporter, config.producers, chatter)
-        .user_stack_note(config.body == Body::Stack && bench.bench.takes_user_stack());
+        .user_stack_note(config.body == Body::Stack && bench.bench.takes_user_stack())
+        .printk_note(config.body == Body::Printk);
     // The order observers hear each event in: the profiler first, closest to
     // the measured seconds. Another observer is one more entry here.
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
@@ -81,7 +82,11 @@ pub(super) fn one_run(
         &mut observers,
     )?;
     drop(observers);
-    record.figures = kept.0.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
+    record.figures = kept
+        .0
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v))
+        .collect();
     let phase = match (measured, work) {
         (Measured::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);

@@ -129,6 +129,7 @@ pub struct RunConsole<'a> {
     /// A `-s` run of a probe in user space: its set-up line says that the
     /// stack is the user's, which the kernel runner's `-s` does not take.
     user_stack: bool,
+    printk: bool,
     started: bool,
 }
 
@@ -145,6 +146,7 @@ impl<'a> RunConsole<'a> {
             producers,
             chatter,
             user_stack: false,
+            printk: false,
             started: false,
         }
     }
@@ -152,6 +154,12 @@ impl<'a> RunConsole<'a> {
     /// Says under the set-up line that `-s` takes a user stack here.
     pub fn user_stack_note(self, user_stack: bool) -> RunConsole<'a> {
         RunConsole { user_stack, ..self }
+    }
+
+    /// Says under the set-up line that `--body printk` fills the shared
+    /// trace buffer.
+    pub fn printk_note(self, printk: bool) -> RunConsole<'a> {
+        RunConsole { printk, ..self }
     }
 
     /// The run has started: say so, and show the bar over its seconds.
@@ -173,6 +181,9 @@ impl RunObserver for RunConsole<'_> {
             self.console.line(&self.reporter.setting_up());
             if self.user_stack {
                 self.console.line(&self.reporter.user_stack_note());
+            }
+            if self.printk {
+                self.console.line(&self.reporter.printk_note());
             }
         }
     }

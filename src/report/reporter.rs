@@ -44,6 +44,13 @@ impl Reporter {
             .to_string()
     }
 
+    /// Under the set-up line of a `--body printk` run.
+    pub fn printk_note(&self) -> String {
+        "note: --body printk writes every hit into the kernel's one shared trace buffer: \
+         other users of trace_pipe see it, and what it held before is overwritten"
+            .to_string()
+    }
+
     pub fn started(&self) -> String {
         format!("Benchmark '{}' started.", self.bench)
     }

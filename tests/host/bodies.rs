@@ -338,3 +338,26 @@ fn kernels_without_the_probe_say_why_whatever_the_body() {
     }
     assert!(line("trig-uprobe-nop").ends_with(" ok"), "{}", out.stdout);
 }
+
+/// `--body printk` says under its set-up line what it does to the shared
+/// trace buffer; another body does not.
+#[test]
+fn printk_says_it_fills_the_shared_trace_buffer() {
+    let note = "note: --body printk writes every hit into the kernel's one shared trace buffer";
+    let out = bench_ok("-w0 -d1 --body printk trig-uprobe-nop");
+    let setting_up = out
+        .stdout
+        .find("Setting up benchmark")
+        .expect("a set-up line");
+    let said = out
+        .stdout
+        .find(note)
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(said > setting_up, "{}", out.stdout);
+    let out = bench_ok("-w0 -d1 --body ktime trig-uprobe-nop");
+    assert!(
+        !out.stdout.contains("note: --body printk"),
+        "{}",
+        out.stdout
+    );
+}
