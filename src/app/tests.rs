@@ -65,7 +65,7 @@ fn drive(options: &[&str], benches: &[&'static Fake], mut runs: MockRuns) -> Dri
     };
     let plan = plan::plan_with(&request, &find).expect("a plan");
     let mut console = Transcript::default();
-    let execution = execute::execute(&plan, &request, &mut console, &mut runs);
+    let execution = execute::execute(&plan, &request, &mut console, &mut runs, &mut |_, _| {});
     let result = publish::publish(&request, &plan, execution, &console);
     let results = names
         .iter()

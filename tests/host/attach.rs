@@ -302,6 +302,41 @@ fn sigint_mid_detach_detaches_all_and_keeps_the_cycles_measured() {
 }
 
 #[test]
+fn a_second_sigint_mid_detach_still_writes_the_completed_runs() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("second-sigint", "run.json");
+    let mut child = spawn_line(&format!(
+        "attach-uprobe --attach-cnt 20 --runs 3 --json {}",
+        json.display()
+    ));
+    let pid = child.id();
+    let seen = read_until(&mut child, "Run    1: attach ", 1, false);
+    // Run 2 attaches its 20 links (about 0.1 s each to detach), then detaches.
+    wait_until("attached the second cycle", || links_of(pid) >= 15);
+    wait_until("detaching the second cycle", || {
+        (3..15).contains(&links_of(pid))
+    });
+    send_signal(&child, libc::SIGINT);
+    // The second once the first was taken: two pending SIGINTs merge.
+    wait_until("took the first SIGINT", || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        !status
+            .lines()
+            .any(|l| l.starts_with("ShdPnd:") && !l.ends_with("0000000000000000"))
+    });
+    send_signal(&child, libc::SIGINT);
+    let out = finish_child(child, Duration::from_secs(120), seen);
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert_has(&out.stderr, "interrupted by SIGINT twice");
+    let result = ResultFile::load(&json).unwrap();
+    assert!(result.partial);
+    assert_eq!(result.runs.len(), 1, "only run 1 was completed");
+    assert!(result.runs[0].cycle.is_some() && !result.runs[0].partial);
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_summary_line_cuts_to_the_figures() {
     let _lock = probe_lock();
     let out = Command::new("sh")
