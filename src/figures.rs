@@ -74,7 +74,8 @@ pub const ATTACH: Figure = Figure {
     unit: "attach \u{b5}s/probe",
     better: Better::Lower,
     of_run: |run| {
-        let cycle = run.cycle.as_ref()?;
+        // The cold first cycle is another quantity (docs/attach.md).
+        let cycle = run.cycle.as_ref().filter(|c| !c.cold)?;
         Some(cycle.attach.us_per_probe(cycle.probes))
     },
     per_second: None,
@@ -88,7 +89,8 @@ pub const DETACH: Figure = Figure {
     unit: "detach \u{b5}s/probe",
     better: Better::Lower,
     of_run: |run| {
-        let cycle = run.cycle.as_ref()?;
+        // The cold first cycle is another quantity (docs/attach.md).
+        let cycle = run.cycle.as_ref().filter(|c| !c.cold)?;
         Some(cycle.detach.us_per_probe(cycle.probes))
     },
     per_second: None,

@@ -1,6 +1,8 @@
 //! Ctrl-C and SIGTERM. The first one asks every loop to stop, so that the run
-//! detaches everything and reports what it measured; a second one exits at
-//! once, and the kernel closes every link and perf event with the process.
+//! detaches everything and reports what it measured; a second one writes the
+//! files of the runs completed so far (their "last words", kept after each
+//! run) and exits at once, and the kernel closes every link and perf event
+//! with the process.
 
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
@@ -11,6 +13,37 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// whoever is waiting without knowing who.
 static LOCK: Mutex<()> = Mutex::new(());
 static WAKE: Condvar = Condvar::new();
+/// What a second signal does before it exits: write what was completed.
+type LastWords = Box<dyn FnOnce() + Send>;
+static LAST_WORDS: Mutex<Option<LastWords>> = Mutex::new(None);
+
+/// Sets what a second signal does before exiting, in place of what was set.
+pub fn set_last_words(words: LastWords) {
+    *LAST_WORDS.lock().unwrap_or_else(|e| e.into_inner()) = Some(words);
+}
+
+/// Runs `write` (the final outputs) with the last words dropped, a second
+/// signal meanwhile waiting for it to end: a file is never written twice at once.
+pub fn last_write<T>(write: impl FnOnce() -> T) -> T {
+    let mut words = LAST_WORDS.lock().unwrap_or_else(|e| e.into_inner());
+    *words = None;
+    write()
+}
+
+/// The second signal: writes what was completed, then ends the process
+/// without waiting for the run (closing our descriptors detaches all).
+fn exit_now(signal: i32) -> ! {
+    let words = LAST_WORDS.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(words) = words {
+        words();
+    }
+    eprintln!(
+        "interrupted by {} twice: exiting at once; result files hold the completed runs, marked partial, and the kernel releases what is still attached",
+        signal_name(signal)
+    );
+    // SAFETY: _exit ends the process without running anything else.
+    unsafe { libc::_exit(i32::from(exit_code(signal))) }
+}
 
 /// The signal that asked bench to stop, if one did.
 pub fn received() -> Option<i32> {
@@ -83,9 +116,7 @@ pub fn install() {
                 .compare_exchange(0, signal, Relaxed, Relaxed)
                 .is_err()
             {
-                // The second one: go now; closing our descriptors detaches all.
-                // SAFETY: _exit ends the process without running anything else.
-                unsafe { libc::_exit(i32::from(exit_code(signal))) };
+                exit_now(signal);
             }
             wake_sleepers();
         });

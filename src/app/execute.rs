@@ -30,27 +30,39 @@ pub(super) struct Execution {
     pub sequential: Option<SequentialRecord>,
 }
 
+impl Execution {
+    /// No run yet.
+    fn none(plan: &Plan) -> Execution {
+        Execution {
+            records: plan
+                .benches
+                .iter()
+                .map(|b| b.points.iter().map(|_| Vec::new()).collect())
+                .collect(),
+            rounds: 0,
+            failure: None,
+            interrupted: None,
+            precision: None,
+            sequential: None,
+        }
+    }
+}
+
+/// What is done with the runs so far after each completed run, with the
+/// `--precision` record an interrupt then would give.
+pub(super) type AfterRun<'a> = dyn FnMut(&Execution, Option<PrecisionRecord>) + 'a;
+
 /// Runs the rounds `request` asks for over `plan`, each run done by `runs`,
-/// its lines on `console`.
+/// its lines on `console`; `after_run` after each run completed.
 pub(super) fn execute<C: Lines>(
     plan: &Plan,
     request: &RunRequest,
     console: &mut C,
     runs: &mut impl Runs<C>,
+    after_run: &mut AfterRun,
 ) -> Execution {
     let repetition = &request.repetition;
-    let mut execution = Execution {
-        records: plan
-            .benches
-            .iter()
-            .map(|b| b.points.iter().map(|_| Vec::new()).collect())
-            .collect(),
-        rounds: 0,
-        failure: None,
-        interrupted: None,
-        precision: None,
-        sequential: None,
-    };
+    let mut execution = Execution::none(plan);
     let cells = plan.cells();
     'rounds: for round in 0..repetition.rounds() {
         let mut order = cells.clone();
@@ -67,6 +79,9 @@ pub(super) fn execute<C: Lines>(
                         execution.interrupted = Some((signal, phase));
                         break 'rounds;
                     }
+                    let precision =
+                        precision_record(repetition, StopReason::Interrupt, execution.rounds);
+                    after_run(&execution, precision);
                 }
                 Err(err) => {
                     execution.failure = Some(named_failure(plan, &plan.benches[b], err));

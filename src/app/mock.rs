@@ -79,6 +79,8 @@ pub struct MockRuns {
     interrupt_in: Option<usize>,
     signal: Option<i32>,
     seconds: u64,
+    /// Whether the first attach cycle is the process's cold one.
+    cold_first: bool,
     /// Every run asked for, in order: the benchmark and its run number.
     pub asked: Vec<(&'static str, Option<u32>)>,
 }
@@ -86,6 +88,12 @@ pub struct MockRuns {
 impl MockRuns {
     pub fn rates(mut self, bench: &'static str, rates: &[f64]) -> MockRuns {
         self.rates.push((bench, rates.to_vec()));
+        self
+    }
+
+    /// The first attach cycle is marked cold, as the process's first is.
+    pub fn cold_first(mut self) -> MockRuns {
+        self.cold_first = true;
         self
     }
 
@@ -122,7 +130,11 @@ impl<C: Lines> Runs<C> for MockRuns {
         let (warmup, duration) = (config.warmup_secs, config.duration_secs);
         self.seconds += u64::from(warmup + duration);
         if bench.bench.runs_cycles() {
-            record.cycle = Some(cycle(rate));
+            let cold = self.cold_first && self.asked.len() == 1;
+            record.cycle = Some(CycleRecord {
+                cold,
+                ..cycle(rate)
+            });
             return Ok((record, None));
         }
         // Interrupted half-way through its measured seconds.
@@ -185,6 +197,7 @@ fn cycle(us: f64) -> CycleRecord {
             fired: probes,
             ..Fired::default()
         }),
+        cold: false,
     }
 }
 

@@ -28,7 +28,12 @@ pub fn run(request: &RunRequest) -> Result<()> {
     bpf::init_logging(request.verbose);
     let plan = plan::plan(request)?;
     let mut console = Console::new(request.outputs.stdout_taken());
-    let execution = execute::execute(&plan, request, &mut console, &mut runs::KernelRuns::start());
+    let mut runs = runs::KernelRuns::start();
+    // A second Ctrl-C writes the runs completed so far before it exits.
+    let mut after_run = |execution: &execute::Execution, precision| {
+        publish::keep_for_hard_exit(request, &plan, execution, precision)
+    };
+    let execution = execute::execute(&plan, request, &mut console, &mut runs, &mut after_run);
     publish::publish(request, &plan, execution, &console)
 }
 

@@ -302,8 +302,10 @@ impl RunObserver for ChurnObserver {
     fn measure_started(&mut self, _timing: Timing) {
         self.start = Some(Instant::now());
     }
-    fn measure_ended(&mut self, _samples: &[Sample]) {
-        self.end = Some(Instant::now());
+    fn measure_ended(&mut self, samples: &[Sample]) {
+        // A run stopped before its first measured second measured no churn
+        // either: the summary says nothing was measured, and so does this.
+        self.end = samples.iter().any(|s| !s.warmup).then(Instant::now);
     }
     fn fixed_started(&mut self, _repeat: u64) {
         self.start = Some(Instant::now());
@@ -319,12 +321,18 @@ impl RunObserver for ChurnObserver {
 impl ChurnObserver {
     /// The churn of the measured seconds for the record; says it when `say`.
     fn report(self, console: &Console, say: bool) -> Option<ChurnRecord> {
-        let (threads, cycles) = self.cycles?;
-        let record = ChurnRecord::over(threads, &cycles, self.start?, self.end?);
+        let record = self.kept()?;
         if say {
             console.line(&attach_lines::churn_line(&record));
         }
         Some(record)
+    }
+
+    /// The churn of the measured seconds; `None` without churners or
+    /// without a measured second.
+    fn kept(self) -> Option<ChurnRecord> {
+        let (threads, cycles) = self.cycles?;
+        Some(ChurnRecord::over(threads, &cycles, self.start?, self.end?))
     }
 }
 
@@ -368,5 +376,46 @@ impl ProbePathObserver {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn second(warmup: bool) -> Sample {
+        Sample {
+            iteration: 0,
+            elapsed_ns: 1_000_000_000,
+            late_ns: 0,
+            hits: 1,
+            drops: 0,
+            warmup,
+        }
+    }
+
+    fn churn_after(samples: &[Sample]) -> Option<ChurnRecord> {
+        let mut churn = ChurnObserver::default();
+        churn.measure_started(Timing {
+            warmup_secs: 1,
+            duration_secs: 5,
+        });
+        let ended = Instant::now();
+        let cycle = ChurnCycle {
+            ended,
+            attach_ns: 1_000,
+            detach_ns: 2_000,
+        };
+        churn.cycles = Some((1, vec![cycle]));
+        churn.measure_ended(samples);
+        churn.kept()
+    }
+
+    #[test]
+    fn churn_stopped_before_a_measured_second_keeps_nothing() {
+        assert_eq!(churn_after(&[]), None);
+        assert_eq!(churn_after(&[second(true)]), None);
+        let kept = churn_after(&[second(true), second(false)]);
+        assert_eq!(kept.map(|c| (c.threads, c.cycles)), Some((1, 1)));
     }
 }

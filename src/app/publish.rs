@@ -36,29 +36,89 @@ struct TableEntry<'a> {
 pub(super) fn publish(
     request: &RunRequest,
     plan: &Plan,
-    execution: Execution,
+    mut execution: Execution,
     console: &dyn Lines,
 ) -> Result<()> {
+    let failure = execution.failure.take();
+    let interrupted = execution.interrupted.take();
+    // A failure part-way keeps the runs already measured.
+    if execution
+        .records
+        .iter()
+        .flatten()
+        .all(|runs| runs.is_empty())
+    {
+        if let Some(err) = failure {
+            return Err(err);
+        }
+    }
+    let partial = interrupted.is_some() || failure.is_some();
+    let results = assemble(request, plan, execution, partial, console);
+    interrupt::last_write(|| plan.exports.write(&results))?;
+    match (failure, interrupted) {
+        (Some(err), _) => Err(err),
+        (None, Some((signal, phase))) => Err(interruption(request, plan, &results, signal, phase)),
+        (None, None) => Ok(()),
+    }
+}
+
+/// Keeps, for a second Ctrl-C, the files of the runs completed so far: that
+/// one exits at once, and writes them first (marked partial).
+pub(super) fn keep_for_hard_exit(
+    request: &RunRequest,
+    plan: &Plan,
+    execution: &Execution,
+    precision: Option<PrecisionRecord>,
+) {
+    if plan.exports.iter().next().is_none() {
+        return;
+    }
+    let so_far = Execution {
+        records: execution.records.clone(),
+        rounds: execution.rounds,
+        failure: None,
+        interrupted: None,
+        precision,
+        sequential: execution.sequential.clone(),
+    };
+    let results = assemble(request, plan, so_far, true, &Silent);
+    let exports = plan.exports.clone();
+    interrupt::set_last_words(Box::new(move || {
+        // Its failures are kept for an end that will not come: nothing to say.
+        let _ = exports.write(&results);
+    }));
+}
+
+/// Lines nobody reads: the files kept for a second Ctrl-C are assembled as
+/// the real close would be, without printing it.
+struct Silent;
+
+impl Lines for Silent {
+    fn line(&self, _line: &str) {}
+    fn warn(&self, _line: &str) {}
+}
+
+/// The statistics over runs, the closing lines, and the result of each
+/// benchmark.
+fn assemble(
+    request: &RunRequest,
+    plan: &Plan,
+    execution: Execution,
+    partial: bool,
+    console: &dyn Lines,
+) -> Vec<ResultFile> {
     let Execution {
         records,
         rounds,
-        failure,
-        interrupted,
         precision,
         sequential,
+        ..
     } = execution;
     // A round stopped part-way leaves more runs to some than `rounds`.
     let begun = records
         .iter()
         .flatten()
         .any(|runs| runs.len() > rounds as usize);
-    // A failure part-way keeps the runs already measured.
-    if records.iter().flatten().all(|runs| runs.is_empty()) {
-        if let Some(err) = failure {
-            return Err(err);
-        }
-    }
-    let partial = interrupted.is_some() || failure.is_some();
     let mut results = Vec::with_capacity(plan.benches.len());
     let invocation = results::invocation_id();
     let mut table = Vec::new();
@@ -94,12 +154,7 @@ pub(super) fn publish(
         );
         attach_comparisons(&mut results, &rows);
     }
-    plan.exports.write(&results)?;
-    match (failure, interrupted) {
-        (Some(err), _) => Err(err),
-        (None, Some((signal, phase))) => Err(interruption(request, plan, &results, signal, phase)),
-        (None, None) => Ok(()),
-    }
+    results
 }
 
 /// The table that closes a sweep of a rate benchmark: the rate at each

@@ -65,7 +65,7 @@ fn drive(options: &[&str], benches: &[&'static Fake], mut runs: MockRuns) -> Dri
     };
     let plan = plan::plan_with(&request, &find).expect("a plan");
     let mut console = Transcript::default();
-    let execution = execute::execute(&plan, &request, &mut console, &mut runs);
+    let execution = execute::execute(&plan, &request, &mut console, &mut runs, &mut |_, _| {});
     let result = publish::publish(&request, &plan, execution, &console);
     let results = names
         .iter()
@@ -320,6 +320,37 @@ fn precision_on_an_attach_benchmark_says_whether_it_was_reached() {
     assert!(driven
         .line_starting("runs: 2, attach ")
         .ends_with("; precision \u{b1}5 % NOT reached: stopped at --max-runs 2"));
+}
+
+#[test]
+fn the_cold_first_cycle_is_kept_apart_from_the_warm_ones() {
+    const ATTACH: &str = "attach-uprobe";
+    let runs = MockRuns::default()
+        .cold_first()
+        .rates(ATTACH, &[2060.0, 69.0, 71.0]);
+    let driven = drive(
+        &["--runs", "3", "--attach-cnt", "5"],
+        &[Fake::of(ATTACH)],
+        runs,
+    );
+    assert!(driven.result.is_ok(), "{:?}", driven.result);
+    let cold = driven.line_starting("cold (first cycle of the process): ");
+    assert!(
+        cold.ends_with("attach 2060.000 \u{b5}s/probe, detach 4120.000 \u{b5}s/probe"),
+        "{cold}"
+    );
+    let runs = driven.line_starting("runs: 2, attach 70.000 ");
+    assert!(runs.contains("detach 140.000 "), "{runs}");
+    let level = &driven.results[0].cycle_stats[0];
+    assert_eq!(level.attach_us_per_probe.runs, 2);
+    assert!((level.attach_us_per_probe.mean - 70.0).abs() < 1e-9);
+    // The cold cycle stays in the record, marked.
+    let cycles: Vec<bool> = driven.results[0]
+        .runs
+        .iter()
+        .filter_map(|r| Some(r.cycle.as_ref()?.cold))
+        .collect();
+    assert_eq!(cycles, [true, false, false]);
 }
 
 #[test]

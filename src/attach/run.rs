@@ -58,8 +58,16 @@ pub fn over_runs<'a>(
     precision: Option<&PrecisionRecord>,
 ) -> (Vec<String>, Vec<CycleLevel>) {
     let mut levels = Vec::new();
+    let mut cold_lines = Vec::new();
     for (sweep_value, runs) in points {
-        let cycles: Vec<&CycleRecord> = runs.iter().filter_map(|r| r.cycle.as_ref()).collect();
+        let all: Vec<&CycleRecord> = runs.iter().filter_map(|r| r.cycle.as_ref()).collect();
+        // The cold cycle is a quantity of its own: warm cycles, where any.
+        let warm: Vec<&CycleRecord> = all.iter().copied().filter(|c| !c.cold).collect();
+        let cold = all.iter().find(|c| c.cold);
+        if let (Some(cold), false, None) = (cold, warm.is_empty(), sweep) {
+            cold_lines.push(lines::cold_line(cold));
+        }
+        let cycles = if warm.is_empty() { all } else { warm };
         let per_probe = |pick: fn(&CycleRecord) -> &Timing| {
             let values: Vec<f64> = cycles
                 .iter()
@@ -91,9 +99,10 @@ pub fn over_runs<'a>(
             // As the rate benchmarks' runs line ends.
             let mut runs = lines::runs_line(&level.attach_us_per_probe, &level.detach_us_per_probe);
             runs.push_str(&precision.map(text::precision_words).unwrap_or_default());
-            vec![runs, lines::runs_summary(level)]
+            cold_lines.extend([runs, lines::runs_summary(level)]);
+            cold_lines
         }
-        _ => Vec::new(),
+        _ => cold_lines,
     };
     (lines, levels)
 }

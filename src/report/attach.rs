@@ -69,6 +69,16 @@ pub fn cycle_lines(record: &CycleRecord) -> Vec<String> {
     ]
 }
 
+/// `cold (first cycle of the process): attach 2060.000 µs/probe, detach
+/// 105.000 µs/probe`: the cycle kept out of the statistics over runs.
+pub fn cold_line(record: &CycleRecord) -> String {
+    format!(
+        "cold (first cycle of the process): attach {:.3} \u{b5}s/probe, detach {:.3} \u{b5}s/probe",
+        record.attach.us_per_probe(record.probes),
+        record.detach.us_per_probe(record.probes)
+    )
+}
+
 /// `Summary: attach 1.234 µs/probe, detach 4.400 µs/probe, 10000 of 10000
 /// fired (10000 probes, 1 uprobe_multi link; wall 12.3 + 44.0 ms, waiting
 /// 0.2 + 33.8 ms)`.
@@ -216,6 +226,7 @@ mod tests {
                 wrong: Vec::new(),
                 wrong_count: 0,
             }),
+            cold: false,
         }
     }
 

@@ -30,6 +30,7 @@ pub fn format(long: &str) -> Option<&'static dyn Exporter> {
 }
 
 /// One output asked for: what writes it and where.
+#[derive(Clone)]
 pub struct Export {
     pub exporter: &'static dyn Exporter,
     pub target: OutputTarget,
@@ -46,6 +47,7 @@ impl Export {
 }
 
 /// The outputs of one invocation.
+#[derive(Clone)]
 pub struct Exports(Vec<Export>);
 
 impl Exports {

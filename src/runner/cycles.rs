@@ -9,6 +9,7 @@
 //! (RCU callbacks, say) is in neither; the wall-minus-CPU gap is the time this
 //! thread spent waiting, which for a uprobe's detach is the grace periods.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Instant;
 
 use libbpf_rs::Link;
@@ -104,7 +105,15 @@ pub struct CycleRecord {
     pub detach: Timing,
     /// The verify pass; `None` where the sites cannot be driven.
     pub fired: Option<Fired>,
+    /// The first cycle the process began: it pays what a tracer starting up
+    /// pays, which a re-attach does not, and is kept out of the statistics
+    /// over runs when warm cycles exist.
+    #[serde(default)]
+    pub cold: bool,
 }
+
+/// Whether a cycle has begun in this process.
+static BEGUN: AtomicBool = AtomicBool::new(false);
 
 /// Where a cycle is, for the progress bar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,6 +183,7 @@ fn thread_cpu_ns() -> (u64, u64) {
 
 /// Runs one cycle of `workload`, telling `progress` where it is.
 pub fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -> Result<Outcome> {
+    let cold = !BEGUN.swap(true, Relaxed);
     let of = workload.links();
     let mut links = Vec::with_capacity(of);
     let start = Mark::now();
@@ -234,6 +244,7 @@ pub fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -
         attach,
         detach,
         fired,
+        cold,
     }))
 }
 

@@ -203,16 +203,24 @@ fn repeated_runs_give_an_interval_on_attach_and_detach_times() {
         "attach-uprobe-multi --attach-cnt 1000 --runs 3 --json {}",
         json.display()
     ));
-    assert_has(&out.stdout, "runs: 3, attach ");
+    // The process's first, cold cycle is kept apart from the two warm ones.
+    assert_has(&out.stdout, "cold (first cycle of the process): attach ");
+    assert_has(&out.stdout, "runs: 2, attach ");
     let last = out.stdout.lines().last().unwrap();
-    assert!(last.contains("3 of 3 cycles all fired"), "{last}");
+    assert!(last.contains("2 of 2 cycles all fired"), "{last}");
     let result = ResultFile::load(&json).unwrap();
     assert_eq!(result.runs.len(), 3);
+    let cold: Vec<bool> = result
+        .runs
+        .iter()
+        .map(|r| r.cycle.as_ref().unwrap().cold)
+        .collect();
+    assert_eq!(cold, [true, false, false]);
     let level = &result.cycle_stats[0];
-    assert_eq!(level.attach_us_per_probe.runs, 3);
+    assert_eq!(level.attach_us_per_probe.runs, 2);
     assert!(level.attach_us_per_probe.ci95.is_some());
     assert!(level.detach_us_per_probe.ci95.is_some());
-    assert_eq!(level.all_fired, 3);
+    assert_eq!(level.all_fired, 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -297,6 +305,41 @@ fn sigint_mid_detach_detaches_all_and_keeps_the_cycles_measured() {
     );
     assert!(measured.iter().all(|r| r.cycle.is_some() && !r.partial));
     assert!(interrupted.cycle.is_none() && interrupted.partial);
+    assert_eq!(leftover_attach_programs(), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_second_sigint_mid_detach_still_writes_the_completed_runs() {
+    let _lock = probe_lock();
+    let (dir, json) = temp_file("second-sigint", "run.json");
+    let mut child = spawn_line(&format!(
+        "attach-uprobe --attach-cnt 20 --runs 3 --json {}",
+        json.display()
+    ));
+    let pid = child.id();
+    let seen = read_until(&mut child, "Run    1: attach ", 1, false);
+    // Run 2 attaches its 20 links (about 0.1 s each to detach), then detaches.
+    wait_until("attached the second cycle", || links_of(pid) >= 15);
+    wait_until("detaching the second cycle", || {
+        (3..15).contains(&links_of(pid))
+    });
+    send_signal(&child, libc::SIGINT);
+    // The second once the first was taken: two pending SIGINTs merge.
+    wait_until("took the first SIGINT", || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        !status
+            .lines()
+            .any(|l| l.starts_with("ShdPnd:") && !l.ends_with("0000000000000000"))
+    });
+    send_signal(&child, libc::SIGINT);
+    let out = finish_child(child, Duration::from_secs(120), seen);
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert_has(&out.stderr, "interrupted by SIGINT twice");
+    let result = ResultFile::load(&json).unwrap();
+    assert!(result.partial);
+    assert_eq!(result.runs.len(), 1, "only run 1 was completed");
+    assert!(result.runs[0].cycle.is_some() && !result.runs[0].partial);
     assert_eq!(leftover_attach_programs(), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
 }
