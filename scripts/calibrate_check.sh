@@ -20,7 +20,7 @@ tries=${TRIES:-3}
 effect=${EFFECT:-5}
 
 # BENCH_BIN: a fixed binary, so that editing the sources mid-check rebuilds nothing.
-BENCH=${BENCH_BIN:-$BENCH}
+
 prepare_bench
 echo "# $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "\$ bench calibrate --budget $budget --effect $effect $bench"

@@ -5,7 +5,9 @@
 # shellcheck shell=bash
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-BENCH=$root/bench
+# BENCH_BIN: a fixed binary instead of the tree's (an older build, held
+# against this one).
+BENCH=${BENCH_BIN:-$root/bench}
 failures=0
 MARKDOWN=0
 JSON_DIR=

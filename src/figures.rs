@@ -74,8 +74,7 @@ pub const ATTACH: Figure = Figure {
     unit: "attach \u{b5}s/probe",
     better: Better::Lower,
     of_run: |run| {
-        // The cold first cycle is another quantity (docs/attach.md).
-        let cycle = run.cycle.as_ref().filter(|c| !c.cold)?;
+        let cycle = run.cycle.as_ref()?;
         Some(cycle.attach.us_per_probe(cycle.probes))
     },
     per_second: None,
@@ -89,14 +88,22 @@ pub const DETACH: Figure = Figure {
     unit: "detach \u{b5}s/probe",
     better: Better::Lower,
     of_run: |run| {
-        // The cold first cycle is another quantity (docs/attach.md).
-        let cycle = run.cycle.as_ref().filter(|c| !c.cold)?;
+        let cycle = run.cycle.as_ref()?;
         Some(cycle.detach.us_per_probe(cycle.probes))
     },
     per_second: None,
     show: micros_per_probe,
     show_spread: micros_per_probe_with_sd,
 };
+
+/// Whether `run` counts among `runs` when they are judged: the first, cold
+/// attach cycle of a process is another quantity than the warm ones after
+/// it (docs/attach.md), left out as warm-up seconds are, unless no warm one
+/// is there to judge.
+pub fn counts(run: &RunRecord, runs: &[RunRecord]) -> bool {
+    let cold = |r: &RunRecord| r.cycle.as_ref().is_some_and(|c| c.cold);
+    !cold(run) || runs.iter().all(cold)
+}
 
 /// The value a benchmark kept in a run under `name` (`Workload::figures`):
 /// what the declaration of a figure of its own reads.

@@ -4,14 +4,16 @@
 //! all judge runs by the figures each benchmark declares.
 
 use super::plan::BenchPlan;
-use crate::figures::Figure;
+use crate::figures::{self, Figure};
 use crate::results::RunRecord;
 use crate::stats::{self, RunStats};
 
 /// Each run's value of `figure`, in run order (`None` for a run that did not
 /// measure it).
 pub(super) fn runs_means(figure: &Figure, runs: &[RunRecord]) -> Vec<Option<f64>> {
-    runs.iter().map(figure.of_run).collect()
+    runs.iter()
+        .map(|run| (figures::counts(run, runs)).then(|| (figure.of_run)(run))?)
+        .collect()
 }
 
 /// The widest 95 % interval, in % of its mean, over every configuration
@@ -34,6 +36,10 @@ pub(super) fn widest_interval(
 
 /// A figure's statistics over the values `runs` measured.
 pub(super) fn run_level(figure: &Figure, runs: &[RunRecord]) -> Option<RunStats> {
-    let values: Vec<f64> = runs.iter().filter_map(figure.of_run).collect();
+    let values: Vec<f64> = runs
+        .iter()
+        .filter(|run| figures::counts(run, runs))
+        .filter_map(figure.of_run)
+        .collect();
     stats::run_stats(&values)
 }

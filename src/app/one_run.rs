@@ -82,11 +82,7 @@ pub(super) fn one_run(
         &mut observers,
     )?;
     drop(observers);
-    record.figures = kept
-        .0
-        .into_iter()
-        .map(|(n, v)| (n.to_string(), v))
-        .collect();
+    record.figures = kept.into_record();
     let phase = match (measured, work) {
         (Measured::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);
@@ -346,6 +342,16 @@ struct KeptFigures(Vec<(&'static str, f64)>);
 impl RunObserver for KeptFigures {
     fn tearing_down(&mut self, workload: &dyn Workload) {
         self.0 = workload.figures();
+    }
+}
+
+impl KeptFigures {
+    /// As the run's record keeps them.
+    fn into_record(self) -> std::collections::BTreeMap<String, f64> {
+        self.0
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v))
+            .collect()
     }
 }
 

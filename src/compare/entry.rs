@@ -70,6 +70,7 @@ impl Entry {
     pub(super) fn observations(&self, figure: &Figure) -> Vec<Vec<f64>> {
         self.runs
             .iter()
+            .filter(|run| figures::counts(run, &self.runs))
             .map(|run| figure.within_run(run))
             .filter(|seen| !seen.is_empty())
             .collect()
@@ -79,6 +80,7 @@ impl Entry {
     pub(super) fn round_means(&self, figure: &Figure) -> Vec<(u32, f64)> {
         self.runs
             .iter()
+            .filter(|run| figures::counts(run, &self.runs))
             .filter_map(|run| Some((run.repetition?, figure.within_run(run))))
             .filter(|(_, seen)| !seen.is_empty())
             .map(|(round, seen)| (round, mean_sd(&seen).mean))
