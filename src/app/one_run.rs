@@ -58,9 +58,7 @@ pub(super) fn one_run(
     let mut probe = ProbePathObserver::default();
     let mut churn = ChurnObserver::default();
     let mut kept = KeptFigures::default();
-    let mut progress = RunConsole::new(console, *reporter, config.producers, chatter)
-        .user_stack_note(config.body == Body::Stack && bench.bench.takes_user_stack())
-        .printk_note(config.body == Body::Printk);
+    let mut progress = run_console(console, bench, config, chatter);
     // The order observers hear each event in: the profiler first, closest to
     // the measured seconds. Another observer is one more entry here.
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
@@ -93,11 +91,7 @@ pub(super) fn one_run(
             let rate = stats::summarize(&samples, config.producers).and_then(|s| s.latency_ns);
             latency_outcome(&mut record, latency, rate, reporter, console);
             let phase = timed_outcome(&mut record, samples, bench, config, run, console, profiled)?;
-            // The profile files' exporter draws them from the stacks.
-            let files = profiling.as_ref().is_some_and(|p| p.request.dir.is_some());
-            if files && record.profile.is_some() {
-                record.stacks = profile;
-            }
+            keep_stacks(&mut record, profile, profiling.as_ref());
             phase
         }
         (Measured::Fixed(fixed), Work::Fixed { repeat }) => {
@@ -113,6 +107,26 @@ pub(super) fn one_run(
         }
     };
     Ok((record, phase))
+}
+
+/// The console as the run's observer, with the notes its set-up line needs.
+fn run_console<'a>(
+    console: &'a mut Console,
+    bench: &BenchPlan,
+    config: &RunConfig,
+    chatter: bool,
+) -> RunConsole<'a> {
+    RunConsole::new(console, bench.reporter, config.producers, chatter)
+        .user_stack_note(config.body == Body::Stack && bench.bench.takes_user_stack())
+        .printk_note(config.body == Body::Printk)
+}
+
+/// The profile files' exporter draws them from the stacks: kept when asked.
+fn keep_stacks(record: &mut RunRecord, profile: Option<Profile>, profiling: Option<&Profiling>) {
+    let files = profiling.is_some_and(|p| p.request.dir.is_some());
+    if files && record.profile.is_some() {
+        record.stacks = profile;
+    }
 }
 
 /// What the runner drives: a fixed number of operations, or seconds.
