@@ -167,6 +167,8 @@ struct CsvRow {
     system_ns: Option<u64>,
     us_per_probe: Option<f64>,
     fired: Option<usize>,
+    figure: Option<String>,
+    value: Option<f64>,
 }
 
 /// The `#` lines and the typed rows of a CSV file, its header checked.
