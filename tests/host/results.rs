@@ -341,6 +341,8 @@ fn csv_of_a_fixed_run_has_one_fixed_row() {
     assert_eq!(row.calls, Some(fixed.calls));
     assert_eq!(row.hits, Some(fixed.counts.hits));
     assert_eq!(row.drops, Some(fixed.counts.drops));
+    // syscall-basic measures no figure of its own: no figure column.
+    assert_eq!((&row.figure, row.value), (&None, None));
     assert_eq!(
         (row.iteration, row.warmup, row.hits_mean),
         (None, None, None)
