@@ -29,6 +29,10 @@ pub fn one_cycle(
         Outcome::Done(cycle) => cycle,
     };
     let mut report = lines::cycle_lines(&cycle);
+    // A lone cycle says what it is; numbered runs say it over the runs.
+    if cycle.cold && run.is_none() {
+        report.insert(report.len().saturating_sub(1), lines::lone_cold_line());
+    }
     if let (Some(run), Some(summary)) = (run, report.last_mut()) {
         if let Some(rest) = summary.strip_prefix("Summary:") {
             *summary = format!("Run {run:4}:{rest}");

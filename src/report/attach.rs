@@ -69,6 +69,13 @@ pub fn cycle_lines(record: &CycleRecord) -> Vec<String> {
     ]
 }
 
+/// Above a lone cycle's summary: what it measured.
+pub fn lone_cold_line() -> String {
+    "cold: the first cycle of this process, what a tracer starting up pays; --runs N \
+     measures the warm cycles after it"
+        .to_string()
+}
+
 /// `cold (first cycle of the process): attach 2060.000 µs/probe, detach
 /// 105.000 µs/probe`: the cycle kept out of the statistics over runs.
 pub fn cold_line(record: &CycleRecord) -> String {

@@ -46,7 +46,7 @@ fn checked_cycle(bench: &str, n: usize, link_kind: &str, verified: bool) {
         .lines()
         .skip_while(|l| !l.starts_with("probes: "))
         .collect();
-    assert_eq!(lines.len(), 5, "{bench} {n}:\n{}", out.stdout);
+    assert_eq!(lines.len(), 6, "{bench} {n}:\n{}", out.stdout);
     assert_eq!(lines[0], format!("probes: {n} in {}", cycle.attached_with));
     assert!(lines[1].starts_with("attach "), "{}", out.stdout);
     assert!(lines[3].starts_with("detach "), "{}", out.stdout);
@@ -63,7 +63,9 @@ fn checked_cycle(bench: &str, n: usize, link_kind: &str, verified: bool) {
         );
         ", fired: not checked (".to_string()
     };
-    let last = lines[4];
+    // A lone cycle is the process's first: it says it is the cold one.
+    assert!(lines[4].starts_with("cold: the first cycle"), "{}", out.stdout);
+    let last = lines[5];
     assert!(last.starts_with("Summary: attach "), "{last}");
     assert!(last.contains(&fired_words), "{last}");
     assert!(
@@ -486,4 +488,24 @@ fn churn_latency_times_one_hit_per_operation() {
     assert_eq!(run.churn.as_ref().expect("churned").threads, 1);
     assert_eq!(leftover_attach_programs(), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A lone cycle is the process's first, cold one, and says so above its
+/// summary (which stays the last line, for the scripts' cut).
+#[test]
+fn a_lone_cycle_says_it_is_the_cold_one() {
+    let out = bench_ok("--attach-cnt 5 attach-uprobe-multi");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let n = lines.len();
+    assert!(n >= 2, "{}", out.stdout);
+    assert!(
+        lines[n - 2].starts_with("cold: the first cycle of this process"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        lines[n - 1].starts_with("Summary: attach "),
+        "{}",
+        out.stdout
+    );
 }
