@@ -64,7 +64,11 @@ fn checked_cycle(bench: &str, n: usize, link_kind: &str, verified: bool) {
         ", fired: not checked (".to_string()
     };
     // A lone cycle is the process's first: it says it is the cold one.
-    assert!(lines[4].starts_with("cold: the first cycle"), "{}", out.stdout);
+    assert!(
+        lines[4].starts_with("cold: the first cycle"),
+        "{}",
+        out.stdout
+    );
     let last = lines[5];
     assert!(last.starts_with("Summary: attach "), "{last}");
     assert!(last.contains(&fired_words), "{last}");
