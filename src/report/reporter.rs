@@ -101,14 +101,6 @@ impl Reporter {
         }
     }
 
-    /// What the headline counts, for titles and axes.
-    pub fn counted(&self) -> &'static str {
-        match self.metric {
-            Metric::Hits => "hits",
-            Metric::Ops(_) => "operations",
-        }
-    }
-
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
