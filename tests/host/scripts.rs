@@ -98,7 +98,7 @@ fn run_in_vm_refuses_bad_arguments_before_any_set_up() {
         --kernel /etc/passwd | --kernel /etc/passwd is not a kernel image
         --kernel /tmp | is a directory but not a built kernel tree
         --kernel 6.1 --memory lots | --memory takes a size such as 2G or 512M, got 'lots'
-        --kernel 9.99 | apt knows no Debian kernel package for 9.99
+        --kernel 9.99 | Debian has no kernel package for 9.99
         ",
     ) {
         let out = run_cmd({
