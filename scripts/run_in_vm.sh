@@ -47,7 +47,7 @@
 # Exit code: the guest command's, or 2 (bad arguments), 1 (set-up failed).
 set -euo pipefail
 
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 cache=${BENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bench-vm}
 virtme_ng_version=1.42
 
@@ -71,10 +71,7 @@ while (($#)); do
 	--prepare) prepare=1 ;;
 	--list-kernels) list_kernels=1 ;;
 	--) shift; break ;;
-	-h | --help)
-		sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
-		exit 0
-		;;
+	-h | --help) usage; exit 0 ;;
 	*) die "unknown option '$1' (bench's arguments go after --)" 2 ;;
 	esac
 	shift

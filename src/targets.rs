@@ -66,6 +66,24 @@ std::arch::global_asm!(
     ".popsection",
 );
 
+/// The `.stapsdt.base` section every SDT note's base address names: one
+/// byte, in a group the linker keeps once, emitted by the first note of a file.
+macro_rules! stapsdt_base {
+    () => {
+        concat!(
+            ".ifndef _.stapsdt.base\n",
+            ".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat\n",
+            ".weak _.stapsdt.base\n",
+            ".hidden _.stapsdt.base\n",
+            "_.stapsdt.base: .space 1\n",
+            ".size _.stapsdt.base, 1\n",
+            ".popsection\n",
+            ".endif",
+        )
+    };
+}
+pub(crate) use stapsdt_base;
+
 // USDT sites: each function's first instruction is a SystemTap SDT probe point
 // ("bench" provider, no arguments), described by a note in .note.stapsdt as the
 // SDT ABI lays it out: pc, the .stapsdt.base address, semaphore (none), names.
@@ -95,14 +113,7 @@ macro_rules! usdt_site {
             ".asciz \"\"",
             "994: .balign 4",
             ".popsection",
-            ".ifndef _.stapsdt.base",
-            ".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat",
-            ".weak _.stapsdt.base",
-            ".hidden _.stapsdt.base",
-            "_.stapsdt.base: .space 1",
-            ".size _.stapsdt.base, 1",
-            ".popsection",
-            ".endif",
+            $crate::targets::stapsdt_base!(),
         );
     };
 }

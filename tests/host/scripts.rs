@@ -16,6 +16,16 @@ fn script(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Runs the script `name` with `args` and `env`, each benchmark for a
+/// second without warm-up (WD).
+fn quick(name: &str, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = Command::new(script(name));
+    cmd.env("WD", "-w0 -d1")
+        .envs(env.iter().copied())
+        .args(args);
+    run_cmd(cmd)
+}
+
 /// The cells of the Markdown row that starts with `| label |`.
 fn cells(markdown: &str, label: &str) -> Vec<String> {
     markdown
@@ -31,12 +41,11 @@ fn cells(markdown: &str, label: &str) -> Vec<String> {
 #[test]
 fn a_failed_kernel_keeps_its_own_column() {
     let _lock = probe_lock();
-    let out = run_cmd({
-        let mut cmd = Command::new(script("run_bench_trigger.sh"));
-        cmd.env("WD", "-w0 -d1");
-        cmd.args(["--markdown", "--kernels", "host,bogus,host", "kernel-count"]);
-        cmd
-    });
+    let out = quick(
+        "run_bench_trigger.sh",
+        &[],
+        &["--markdown", "--kernels", "host,bogus,host", "kernel-count"],
+    );
     // A kernel failed: the script says so in its exit code.
     assert_eq!(out.code, 1, "{}", out.stderr);
     let header = cells(&out.stdout, "benchmark");
@@ -51,12 +60,11 @@ fn a_failed_kernel_keeps_its_own_column() {
     assert_eq!(row[2], "-", "{row:?}");
 
     // The first kernel failing: still a table, not the raw rows.
-    let out = run_cmd({
-        let mut cmd = Command::new(script("run_bench_trigger.sh"));
-        cmd.env("WD", "-w0 -d1");
-        cmd.args(["--kernels", "bogus,host", "kernel-count"]);
-        cmd
-    });
+    let out = quick(
+        "run_bench_trigger.sh",
+        &[],
+        &["--kernels", "bogus,host", "kernel-count"],
+    );
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(!out.stdout.contains('\t'), "{:?}", out.stdout);
     let lines: Vec<&str> = out.stdout.lines().collect();
@@ -120,24 +128,18 @@ fn run_in_vm_refuses_bad_arguments_before_any_set_up() {
 
 #[test]
 fn the_breakpoint_script_refuses_arguments_it_would_ignore() {
-    let out = run_cmd({
-        let mut cmd = Command::new(script("run_bench_breakpoint.sh"));
-        cmd.env("WD", "-w0 -d1");
-        cmd.arg("thread");
-        cmd
-    });
+    let out = quick("run_bench_breakpoint.sh", &[], &["thread"]);
     assert_one_clear_line(&out, 2, "unexpected argument thread");
 }
 
 #[test]
 fn runs_of_one_benchmark_give_the_markdown_table() {
     let _lock = probe_lock();
-    let out = run_cmd({
-        let mut cmd = Command::new(script("run_bench_uprobes.sh"));
-        cmd.env("WD", "-w0 -d1");
-        cmd.env("RUNS", "2").args(["--markdown", "syscall-count"]);
-        cmd
-    });
+    let out = quick(
+        "run_bench_uprobes.sh",
+        &[("RUNS", "2")],
+        &["--markdown", "syscall-count"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout
