@@ -197,7 +197,8 @@ table_header() { # column names...
 # bench_line LABEL NAME [bench options...]
 # Prints "LABEL: <summary>" as the kernel's scripts do (or a Markdown row), or
 # "unsupported: <why>" when this kernel cannot run NAME. With PROBE_PATH=1 a
-# last column says how the kernel handled the probe ("-" where none).
+# last column says how the kernel handled the probe ("-" where none);
+# LABEL_WIDTH (15 by default) is the label's width, as the kernel's script pads it.
 bench_line() {
 	local label=$1 summary path=
 	shift
@@ -227,7 +228,7 @@ bench_line() {
 	elif [[ -n $path ]]; then
 		printf "%-15s: %-45s %s\n" "$label" "$summary" "$path"
 	else
-		printf "%-15s: %s\n" "$label" "$summary"
+		printf "%-${LABEL_WIDTH:-15}s: %s\n" "$label" "$summary"
 	fi
 }
 

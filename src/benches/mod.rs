@@ -11,7 +11,9 @@ pub mod attach;
 pub mod body;
 pub mod breakpoint;
 pub mod churn;
+pub mod count;
 pub mod perf_uprobe;
+pub mod rename;
 pub mod ringbuf;
 pub mod syscall;
 pub mod trigger;
@@ -352,6 +354,8 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         perf_uprobe::BENCHES,
         attach::BENCHES,
         churn::BENCHES,
+        count::BENCHES,
+        rename::BENCHES,
     ]
     .into_iter()
     .flatten()

@@ -24,6 +24,7 @@ mod parity;
 mod perf_family;
 mod phases;
 mod profile;
+mod rename;
 mod results;
 mod ringbuf;
 mod robustness;
