@@ -14,7 +14,7 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::results::RunRecord;
 use crate::runner::cycles::{CycleRecord, Fired, Timing};
-use crate::runner::{Phase, ProducerCtx, Workload};
+use crate::runner::{ProducerCtx, StoppedAt, Workload};
 use crate::stats::{self, Sample};
 
 /// A benchmark that declares what a real one does (its name, metric and
@@ -121,7 +121,7 @@ impl<C: Lines> Runs<C> for MockRuns {
         console: &mut C,
         _quiet: bool,
         _profiling: Option<Profiling>,
-    ) -> Result<(RunRecord, Option<Phase>)> {
+    ) -> Result<(RunRecord, Option<StoppedAt>)> {
         let config = &point.config;
         self.asked.push((bench.bench.name(), run));
         let rate = self.rate(bench.bench.name());
@@ -163,7 +163,7 @@ impl<C: Lines> Runs<C> for MockRuns {
         }
         self.signal = Some(libc::SIGINT);
         record.partial = true;
-        let phase = Phase::Measuring {
+        let phase = StoppedAt::Measuring {
             measured: measured as usize,
             of: duration,
         };

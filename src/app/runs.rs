@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::interrupt;
 use crate::report::console::Console;
 use crate::results::RunRecord;
-use crate::runner::Phase;
+use crate::runner::StoppedAt;
 
 /// Where the lines of the rounds and of their close go.
 pub(super) trait Lines {
@@ -43,7 +43,7 @@ pub(super) trait Runs<C: Lines> {
         console: &mut C,
         quiet: bool,
         profiling: Option<Profiling>,
-    ) -> Result<(RunRecord, Option<Phase>)>;
+    ) -> Result<(RunRecord, Option<StoppedAt>)>;
 
     /// The signal that asked bench to stop, if one did.
     fn interrupted(&self) -> Option<i32>;
@@ -76,7 +76,7 @@ impl Runs<Console> for KernelRuns {
         console: &mut Console,
         quiet: bool,
         profiling: Option<Profiling>,
-    ) -> Result<(RunRecord, Option<Phase>)> {
+    ) -> Result<(RunRecord, Option<StoppedAt>)> {
         one_run(bench, point, run, console, quiet, profiling)
     }
 
