@@ -18,6 +18,18 @@ ARGS=()
 # "label<TAB>summary" rows, after a "#kernel<TAB>release" row.
 ROWS=${BENCH_KERNEL_ROWS:-0}
 
+# Prints the script's help: its header comment, down to its `set` line.
+usage() {
+	sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
+}
+
+# The measurement scripts work from the tree's root, with cargo on PATH (they
+# build examples).
+enter_root() {
+	cd "$root"
+	source scripts/cargo-env.sh
+}
+
 # Takes the scripts' common options out of "$@"; the rest goes to ARGS.
 #   --markdown   print a Markdown table (for a commit message or a PR)
 #   --json DIR   keep one result file per benchmark in DIR, for bench compare
@@ -51,10 +63,7 @@ parse_common_args() {
 			shift
 			;;
 		--runs=*) RUNS=${1#--runs=} ;;
-		-h | --help)
-			sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
-			exit 0
-			;;
+		-h | --help) usage; exit 0 ;;
 		*) ARGS+=("$1") ;;
 		esac
 		shift

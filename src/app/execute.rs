@@ -3,7 +3,7 @@
 //! met or gives up, or something stops them.
 
 use super::figures::widest_interval;
-use super::one_run::Profiling;
+use super::one_run::{Profiling, RunAsk};
 use super::plan::{BenchPlan, Plan};
 use super::runs::{Lines, Runs};
 use super::sequential;
@@ -157,7 +157,14 @@ fn run_cell<C: Lines>(
         request: profile,
         name: profile_name(bench.bench.name(), swept, run),
     });
-    let (mut record, phase) = runs.one_run(bench, point, run, console, request.quiet, profiling)?;
+    let ask = RunAsk {
+        bench,
+        point,
+        run,
+        quiet: request.quiet,
+        profiling,
+    };
+    let (mut record, phase) = runs.one_run(ask, console)?;
     record.sweep_value = point.value;
     record.repetition = run;
     // Where the user asked for statistics over runs, say which runs the

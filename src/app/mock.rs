@@ -5,8 +5,7 @@
 
 use std::cell::RefCell;
 
-use super::one_run::Profiling;
-use super::plan::{BenchPlan, Point};
+use super::one_run::RunAsk;
 use super::runs::{Lines, Runs};
 use crate::benches::{self, Benchmark, Info};
 use crate::bpf::Needs;
@@ -113,15 +112,10 @@ impl MockRuns {
 }
 
 impl<C: Lines> Runs<C> for MockRuns {
-    fn one_run(
-        &mut self,
-        bench: &BenchPlan,
-        point: &Point,
-        run: Option<u32>,
-        console: &mut C,
-        _quiet: bool,
-        _profiling: Option<Profiling>,
-    ) -> Result<(RunRecord, Option<StoppedAt>)> {
+    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<(RunRecord, Option<StoppedAt>)> {
+        let RunAsk {
+            bench, point, run, ..
+        } = ask;
         let config = &point.config;
         self.asked.push((bench.bench.name(), run));
         let rate = self.rate(bench.bench.name());
@@ -144,14 +138,12 @@ impl<C: Lines> Runs<C> for MockRuns {
         for iteration in 0..warmup + measured {
             let ops = (rate * 1e6) as u64 * u64::from(iteration + 1);
             let counts = workload.measure(ops);
-            record.samples.push(Sample {
+            record.samples.push(Sample::on_time(
                 iteration,
-                elapsed_ns: 1_000_000_000,
-                late_ns: 0,
-                hits: counts.hits - before.hits,
-                drops: counts.drops - before.drops,
-                warmup: iteration < warmup,
-            });
+                counts.hits - before.hits,
+                counts.drops - before.drops,
+                iteration < warmup,
+            ));
             before = counts;
         }
         record.summary = stats::summarize(&record.samples, config.producers);

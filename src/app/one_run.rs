@@ -28,16 +28,30 @@ pub(super) struct Profiling<'a> {
     pub name: String,
 }
 
-/// Sets up, runs and reports one configuration (one of several independent
-/// runs when `run` numbers it); the phase an interrupt hit, if one did.
+/// One run the rounds ask for: a benchmark at one of its points, numbered
+/// when it is one of several independent runs, with or without chatter, and
+/// what `--profile` asks of it.
+pub(super) struct RunAsk<'a> {
+    pub bench: &'a BenchPlan,
+    pub point: &'a Point,
+    pub run: Option<u32>,
+    pub quiet: bool,
+    pub profiling: Option<Profiling<'a>>,
+}
+
+/// Sets up, runs and reports one configuration; the phase an interrupt hit,
+/// if one did.
 pub(super) fn one_run(
-    bench: &BenchPlan,
-    point: &Point,
-    run: Option<u32>,
+    ask: RunAsk,
     console: &mut Console,
-    quiet: bool,
-    profiling: Option<Profiling>,
 ) -> Result<(RunRecord, Option<StoppedAt>)> {
+    let RunAsk {
+        bench,
+        point,
+        run,
+        quiet,
+        profiling,
+    } = ask;
     let Point {
         config, placement, ..
     } = point;
@@ -73,12 +87,8 @@ pub(super) fn one_run(
         &mut kept,
         &mut progress,
     ]);
-    let measured = phases::run(
-        || bench.bench.setup(config),
-        placement,
-        work,
-        &mut observers,
-    )?;
+    let setup = || bench.bench.setup(config);
+    let measured = phases::run(setup, placement, work, &mut observers)?;
     drop(observers);
     record.figures = kept.into_record();
     let phase = match (measured, work) {
@@ -404,14 +414,7 @@ mod tests {
     use super::*;
 
     fn second(warmup: bool) -> Sample {
-        Sample {
-            iteration: 0,
-            elapsed_ns: 1_000_000_000,
-            late_ns: 0,
-            hits: 1,
-            drops: 0,
-            warmup,
-        }
+        Sample::on_time(0, 1, 0, warmup)
     }
 
     fn churn_after(samples: &[Sample]) -> Option<ChurnRecord> {

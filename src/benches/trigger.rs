@@ -349,8 +349,7 @@ impl Benchmark for KernelTrigger {
         find(self.driver)?;
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
-        let hits =
-            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
+        let hits = unsafe { bpf::hit_counters!(skel)? };
         Ok(Box::new(DrivenTrigger {
             _everywhere: everywhere,
             _link: link,

@@ -334,15 +334,9 @@ impl Benchmark for UprobeBench {
 
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
-        let hits =
-            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        Ok(Box::new(ProbedTarget {
-            _link: link,
-            body,
-            hits,
-            _skel: skel,
-            target: self.target,
-        }))
+        let hits = unsafe { bpf::hit_counters!(skel)? };
+        let workload = ProbedTarget::new(link, body, hits, skel, self.target);
+        Ok(Box::new(workload))
     }
 }
 
@@ -372,13 +366,31 @@ pub(super) fn attach_pid(config: &RunConfig) -> i32 {
 /// USDT family uses it too, with its own skeleton.
 pub(super) struct ProbedTarget<S> {
     // Fields drop in order: the link detaches before the object is closed.
-    pub(super) _link: Link,
+    _link: Link,
     /// After the link: the ringbuf body's consumers are done before its
     /// rings go.
-    pub(super) body: BodyState,
-    pub(super) hits: HitCounters,
-    pub(super) _skel: S,
-    pub(super) target: Target,
+    body: BodyState,
+    hits: HitCounters,
+    _skel: S,
+    target: Target,
+}
+
+impl<S> ProbedTarget<S> {
+    pub(super) fn new(
+        link: Link,
+        body: BodyState,
+        hits: HitCounters,
+        skel: S,
+        target: Target,
+    ) -> Self {
+        ProbedTarget {
+            _link: link,
+            body,
+            hits,
+            _skel: skel,
+            target,
+        }
+    }
 }
 
 impl<S: Sync> Workload for ProbedTarget<S> {

@@ -231,11 +231,17 @@ mod tests {
         }
     }
 
+    /// The lines of a fixed run of `name` with `producers`.
+    fn fixed_lines(name: &str, producers: usize, calls: u64, ops: u64) -> Vec<String> {
+        let bench = benches::find(name).unwrap();
+        let mut config = bench.default_config().unwrap();
+        config.producers = producers;
+        Reporter::new(bench).fixed(&fixed(calls, ops), &config)
+    }
+
     #[test]
     fn perf_blocks_follow_perf_bench() {
-        let syscall = benches::find("syscall-basic").unwrap();
-        let config = syscall.default_config().unwrap();
-        let lines = Reporter::new(syscall).fixed(&fixed(10_000_000, 10_000_000), &config);
+        let lines = fixed_lines("syscall-basic", 1, 10_000_000, 10_000_000);
         assert_eq!(
             lines,
             [
@@ -247,19 +253,14 @@ mod tests {
                 "       12835882 ops/sec",
             ]
         );
-        let thread = benches::find("breakpoint-thread").unwrap();
-        let mut config = thread.default_config().unwrap();
-        config.producers = 2;
-        let lines = Reporter::new(thread).fixed(&fixed(56, 1120), &config);
+        let lines = fixed_lines("breakpoint-thread", 2, 56, 1120);
         assert_eq!(
             lines[1],
             "# Created/joined 56 threads with 1 breakpoints and 2 parallelism"
         );
         assert!(lines[5].ends_with(" usecs/op/cpu"), "{lines:?}");
         assert_eq!(lines.len(), 6);
-        let empty = benches::find("uprobe-empty").unwrap();
-        let config = empty.default_config().unwrap();
-        let lines = Reporter::new(empty).fixed(&fixed(1000, 1000), &config);
+        let lines = fixed_lines("uprobe-empty", 1, 1000, 1000);
         assert_eq!(
             lines,
             [
