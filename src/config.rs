@@ -256,6 +256,42 @@ impl Body {
     }
 }
 
+/// The parameter `--sweep` names, as parsed: typed before any benchmark is
+/// known, resolved against each benchmark into a [`SweepParam`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SweepName {
+    /// `producers`.
+    Producers,
+    /// `body`: the values are bodies, by name.
+    Body,
+    /// `consumers`.
+    Consumers,
+    /// Any other name: a benchmark's own option, or its name for the
+    /// producer count (`parallelism`).
+    Other(String),
+}
+
+impl SweepName {
+    pub fn parse(name: &str) -> SweepName {
+        match name {
+            "producers" => SweepName::Producers,
+            "body" => SweepName::Body,
+            "consumers" => SweepName::Consumers,
+            other => SweepName::Other(other.to_string()),
+        }
+    }
+
+    /// The name as written.
+    pub fn as_str(&self) -> &str {
+        match self {
+            SweepName::Producers => "producers",
+            SweepName::Body => "body",
+            SweepName::Consumers => "consumers",
+            SweepName::Other(name) => name,
+        }
+    }
+}
+
 /// What `--sweep` varies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SweepParam {

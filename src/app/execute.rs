@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::report::profile::profile_name;
 use crate::report::text;
 use crate::results::{PrecisionRecord, RunRecord, SequentialRecord, StopReason};
-use crate::runner::Phase;
+use crate::runner::StoppedAt;
 
 /// `--precision` judges the interval from this many runs on.
 const PRECISION_MIN_RUNS: u32 = 3;
@@ -24,7 +24,7 @@ pub(super) struct Execution {
     pub rounds: u32,
     pub failure: Option<Error>,
     /// The signal and where it found the run it stopped.
-    pub interrupted: Option<(i32, Phase)>,
+    pub interrupted: Option<(i32, StoppedAt)>,
     pub precision: Option<PrecisionRecord>,
     /// With `--until-decided`: the last look and why the rounds stopped.
     pub sequential: Option<SequentialRecord>,
@@ -69,7 +69,7 @@ pub(super) fn execute<C: Lines>(
         order.rotate_left(round as usize % cells.len().max(1));
         for (b, p) in order {
             if let Some(signal) = runs.interrupted() {
-                execution.interrupted = Some((signal, Phase::Between));
+                execution.interrupted = Some((signal, StoppedAt::Between));
                 break 'rounds;
             }
             match run_cell(plan, request, console, runs, (b, p), round) {
@@ -134,7 +134,7 @@ fn run_cell<C: Lines>(
     runs: &mut impl Runs<C>,
     (b, p): (usize, usize),
     round: u32,
-) -> Result<(RunRecord, Option<Phase>)> {
+) -> Result<(RunRecord, Option<StoppedAt>)> {
     let repetition = &request.repetition;
     let bench = &plan.benches[b];
     let point = &bench.points[p];

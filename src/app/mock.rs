@@ -13,7 +13,7 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::results::RunRecord;
 use crate::runner::cycles::{CycleRecord, Fired, Timing};
-use crate::runner::{Phase, ProducerCtx, Workload};
+use crate::runner::{ProducerCtx, StoppedAt, Workload};
 use crate::stats::{self, Sample};
 
 /// A benchmark that declares what a real one does (its name, metric and
@@ -112,7 +112,7 @@ impl MockRuns {
 }
 
 impl<C: Lines> Runs<C> for MockRuns {
-    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<(RunRecord, Option<Phase>)> {
+    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<(RunRecord, Option<StoppedAt>)> {
         let RunAsk {
             bench, point, run, ..
         } = ask;
@@ -155,7 +155,7 @@ impl<C: Lines> Runs<C> for MockRuns {
         }
         self.signal = Some(libc::SIGINT);
         record.partial = true;
-        let phase = Phase::Measuring {
+        let phase = StoppedAt::Measuring {
             measured: measured as usize,
             of: duration,
         };

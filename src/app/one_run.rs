@@ -18,8 +18,8 @@ use crate::report::profile as profile_report;
 use crate::report::reporter::Reporter;
 use crate::results::RunRecord;
 use crate::runner::cycles::{ChurnCycle, ChurnRecord};
-use crate::runner::phases::{self, Measured, RunObserver, Timing, Work};
-use crate::runner::{FixedRun, Phase, Workload};
+use crate::runner::phases::{self, RunLength, RunMeasurement, RunObserver, Timing};
+use crate::runner::{FixedRun, StoppedAt, Workload};
 use crate::stats::{self, Sample};
 
 /// What `--profile` asks of one run, and the name of its files.
@@ -41,7 +41,10 @@ pub(super) struct RunAsk<'a> {
 
 /// Sets up, runs and reports one configuration; the phase an interrupt hit,
 /// if one did.
-pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<(RunRecord, Option<Phase>)> {
+pub(super) fn one_run(
+    ask: RunAsk,
+    console: &mut Console,
+) -> Result<(RunRecord, Option<StoppedAt>)> {
     let RunAsk {
         bench,
         point,
@@ -84,16 +87,12 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<(RunRecord, 
         &mut kept,
         &mut progress,
     ]);
-    let measured = phases::run(
-        || bench.bench.setup(config),
-        placement,
-        work,
-        &mut observers,
-    )?;
+    let setup = || bench.bench.setup(config);
+    let measured = phases::run(setup, placement, work, &mut observers)?;
     drop(observers);
     record.figures = kept.into_record();
     let phase = match (measured, work) {
-        (Measured::Timed(samples), _) => {
+        (RunMeasurement::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);
             record.churn = churn.report(console, !quiet);
             let profile = profiler.map(ProfileObserver::finish).transpose()?.flatten();
@@ -105,7 +104,7 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<(RunRecord, 
             keep_stacks(&mut record, profile, profiling.as_ref());
             phase
         }
-        (Measured::Fixed(fixed), Work::Fixed { repeat }) => {
+        (RunMeasurement::Fixed(fixed), RunLength::Fixed { repeat }) => {
             record.probe_path = probe.report(reporter, console, false);
             record.churn = churn.report(console, false);
             let rate = fixed.ns_per_op(config.producers);
@@ -114,7 +113,7 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<(RunRecord, 
         }
         _ => {
             record.partial = true;
-            Some(Phase::SetUp)
+            Some(StoppedAt::SetUp)
         }
     };
     Ok((record, phase))
@@ -141,10 +140,10 @@ fn keep_stacks(record: &mut RunRecord, profile: Option<Profile>, profiling: Opti
 }
 
 /// What the runner drives: a fixed number of operations, or seconds.
-fn work_of(config: &RunConfig) -> Work {
+fn work_of(config: &RunConfig) -> RunLength {
     match config.repeat {
-        Some(repeat) => Work::Fixed { repeat },
-        None => Work::Timed(Timing {
+        Some(repeat) => RunLength::Fixed { repeat },
+        None => RunLength::Timed(Timing {
             warmup_secs: config.warmup_secs,
             duration_secs: config.duration_secs,
         }),
@@ -160,7 +159,7 @@ fn attach_cycle(
     run: Option<u32>,
     console: &mut Console,
     quiet: bool,
-) -> Result<(RunRecord, Option<Phase>)> {
+) -> Result<(RunRecord, Option<StoppedAt>)> {
     if !quiet {
         console.line(&bench.reporter.setting_up());
     }
@@ -185,7 +184,7 @@ fn timed_outcome(
     run: Option<u32>,
     console: &Console,
     profiled: Option<(&Profile, &Profiling)>,
-) -> Result<Option<Phase>> {
+) -> Result<Option<StoppedAt>> {
     let (reporter, headline) = (&bench.reporter, bench.bench.headline());
     record.partial = interrupt::received().is_some();
     let summary = stats::summarize(&samples, config.producers);
@@ -193,9 +192,9 @@ fn timed_outcome(
     let phase = record
         .partial
         .then_some(if samples.len() < config.warmup_secs as usize {
-            Phase::WarmUp
+            StoppedAt::WarmUp
         } else {
-            Phase::Measuring {
+            StoppedAt::Measuring {
                 measured,
                 of: config.duration_secs,
             }
@@ -293,12 +292,12 @@ fn fixed_outcome(
     config: &RunConfig,
     reporter: &Reporter,
     console: &Console,
-) -> Option<Phase> {
+) -> Option<StoppedAt> {
     let mut phase = None;
     if interrupt::received().is_some() {
         record.partial = true;
         console.line(&reporter.partial_fixed(fixed.calls, repeat));
-        phase = Some(Phase::Fixed {
+        phase = Some(StoppedAt::Fixed {
             done: fixed.calls,
             of: repeat,
         });

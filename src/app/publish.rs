@@ -17,7 +17,7 @@ use crate::results::{
     self, ComparisonRecord, Options, PrecisionRecord, ResultFile, RunLevel, RunRecord,
     SequentialRecord, SweepInfo,
 };
-use crate::runner::Phase;
+use crate::runner::StoppedAt;
 use crate::stats::{self, Basis, Change, RunStats, Sensitivity, Verdict};
 use crate::sweep;
 
@@ -375,7 +375,7 @@ fn interruption(
     plan: &Plan,
     results: &[ResultFile],
     signal: i32,
-    phase: Phase,
+    phase: StoppedAt,
 ) -> Error {
     let points: usize = plan.benches.iter().map(|b| b.points.len()).sum();
     let unit = if request.repetition.is_repeated() || plan.several() {

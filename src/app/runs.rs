@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::interrupt;
 use crate::report::console::Console;
 use crate::results::RunRecord;
-use crate::runner::Phase;
+use crate::runner::StoppedAt;
 
 /// Where the lines of the rounds and of their close go.
 pub(super) trait Lines {
@@ -33,7 +33,7 @@ impl Lines for Console {
 pub(super) trait Runs<C: Lines> {
     /// Sets up, runs and reports one configuration; the phase an interrupt
     /// hit, if one did.
-    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<(RunRecord, Option<Phase>)>;
+    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<(RunRecord, Option<StoppedAt>)>;
 
     /// The signal that asked bench to stop, if one did.
     fn interrupted(&self) -> Option<i32>;
@@ -62,7 +62,7 @@ impl Runs<Console> for KernelRuns {
         &mut self,
         ask: RunAsk,
         console: &mut Console,
-    ) -> Result<(RunRecord, Option<Phase>)> {
+    ) -> Result<(RunRecord, Option<StoppedAt>)> {
         one_run(ask, console)
     }
 

@@ -7,7 +7,7 @@ use crate::report::console::Console;
 use crate::report::text;
 use crate::results::{CycleLevel, PrecisionRecord, RunRecord};
 use crate::runner::cycles::{self, CycleRecord, CycleWorkload, Outcome, Timing};
-use crate::runner::Phase;
+use crate::runner::StoppedAt;
 use crate::stats;
 
 /// Runs one cycle of `workload` and reports it (as run `run` of several when
@@ -17,14 +17,14 @@ pub fn one_cycle(
     record: &mut RunRecord,
     console: &mut Console,
     run: Option<u32>,
-) -> Result<Option<Phase>> {
+) -> Result<Option<StoppedAt>> {
     console.start_cycle_bar(workload.links());
     let outcome = cycles::run_cycle(workload, &mut |step| console.cycle_step(step));
     console.finish_bar();
     let cycle = match outcome? {
         Outcome::Interrupted(stopped) => {
             record.partial = true;
-            return Ok(Some(Phase::Cycle(stopped)));
+            return Ok(Some(StoppedAt::Cycle(stopped)));
         }
         Outcome::Done(cycle) => cycle,
     };

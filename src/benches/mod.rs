@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 pub use applies::{Applies, RunOption};
 
 use crate::bpf::Needs;
-use crate::config::{BenchOption, Body, FlagOption, NumberOption, OptionValue, Params, RunConfig};
+use crate::config::{BenchOption, FlagOption, NumberOption, OptionValue, Params, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{self, Figure};
 use crate::runner::Workload;
@@ -291,6 +291,11 @@ impl dyn Benchmark + '_ {
     pub fn options(&self) -> &'static [BenchOption] {
         self.info().options
     }
+    /// Its option `--long`: an option is known by its long name, which
+    /// benchmarks sharing it share (with their own default and range).
+    pub fn option(&self, long: &str) -> Option<&'static BenchOption> {
+        self.options().iter().find(|o| o.long() == long)
+    }
     pub fn needs(&self) -> Needs {
         self.info().needs
     }
@@ -315,25 +320,6 @@ impl dyn Benchmark + '_ {
     }
     pub fn takes_pid_filter(&self) -> bool {
         self.info().applies(RunOption::PidFilter).yes()
-    }
-
-    /// Refuses the options of `config` that change set-up (the body,
-    /// `--latency`, `--pid-filter`) where they do not apply (see [`applies`]).
-    pub fn check_global_options(&self, config: &RunConfig) -> Result<()> {
-        if config.body != Body::Count {
-            let flag = match config.body {
-                Body::Stack => "-s/--stacktrace (--body stack)",
-                _ => "--body",
-            };
-            applies::check(self, RunOption::Body, flag)?;
-        }
-        if config.latency {
-            applies::check(self, RunOption::Latency, "--latency")?;
-        }
-        if config.pid_filter {
-            applies::check(self, RunOption::PidFilter, "--pid-filter")?;
-        }
-        Ok(())
     }
 
     /// The configuration a bare `bench NAME` runs this benchmark with.
@@ -378,9 +364,9 @@ pub fn resolve_params(
         .map(|o| (o.long(), o.default_value()))
         .collect();
     for &(name, value) in given {
-        let Some(option) = bench.options().iter().find(|o| o.long() == name) else {
+        let Some(option) = bench.option(name) else {
             let takers: Vec<&str> = all()
-                .filter(|b| b.options().iter().any(|o| o.long() == name))
+                .filter(|b| b.option(name).is_some())
                 .map(|b| b.name())
                 .collect();
             return Err(Error::usage(format!(
@@ -560,7 +546,7 @@ mod tests {
         };
         for option in all_options() {
             for bench in all() {
-                if let Some(o) = bench.options().iter().find(|o| o.long() == option.long()) {
+                if let Some(o) = bench.option(option.long()) {
                     assert_eq!(shape(o), shape(&option), "{}: --{}", bench.name(), o.long());
                 }
             }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::benches;
+use crate::benches::{self, applies};
 
 use crate::error::{Error, Result};
 use crate::results::ResultFile;
@@ -15,7 +15,7 @@ use crate::stats::mean_sd;
 use super::chart::{chart_on, draw_legend};
 
 use super::{scaled, Exporter, Rendered};
-use crate::config::OutputTarget;
+use crate::config::{OutputTarget, SweepName, SweepParam};
 
 /// One swept value and its measured rate (events per second).
 pub struct Point {
@@ -229,7 +229,8 @@ impl Exporter for Svg {
             .collect();
         let what = headline.unit;
         let title = format!("{}: {what} per second by {}", result.benchmark, sweep.param);
-        let producers = matches!(sweep.param.as_str(), "producers" | "parallelism");
+        let swept = applies::sweep_param(bench, &SweepName::parse(&sweep.param));
+        let producers = matches!(swept, Some(SweepParam::Producers { .. }));
         let svg = render(&title, &sweep.param, what, &points, producers)?;
         Ok(vec![(target.clone(), svg.into_bytes())])
     }

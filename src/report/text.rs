@@ -6,7 +6,7 @@ use crate::config::Repetition;
 use crate::figures::Figure;
 use crate::noise::{Noise, NoiseKind};
 use crate::results::{PrecisionRecord, SequentialRecord, StopReason};
-use crate::runner::{FixedRun, Phase};
+use crate::runner::{FixedRun, StoppedAt};
 use crate::stats::{Change, RunStats, Sample, Sensitivity, Summary, Verdict};
 
 fn mega(per_sec: f64) -> f64 {
@@ -148,27 +148,35 @@ pub fn oversubscribed_warning(threads: usize, cpus: usize) -> String {
 /// runs of `points` (sweep points) were recorded, the last stopped in `phase`.
 /// `unit` names what `done` and `points` count: "sweep point", or "run" when
 /// runs are repeated or interleaved.
-pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize, unit: &str) -> String {
+pub fn interrupted(
+    signal: &str,
+    phase: StoppedAt,
+    done: usize,
+    points: usize,
+    unit: &str,
+) -> String {
     let by = format!("interrupted by {signal}");
     let point = match points {
         1 => String::new(),
         n => format!(" ({unit} {} of {n})", done.max(1)),
     };
     match phase {
-        Phase::Between if done == 0 => format!("{by} before the first run: nothing was measured"),
-        Phase::Between => format!("{by} after {done} of {points} {unit}s"),
-        Phase::SetUp => format!("{by} during set-up{point}: nothing was measured"),
-        Phase::WarmUp => format!("{by} during warm-up{point}: nothing was measured"),
-        Phase::Measuring { measured: 0, .. } => {
+        StoppedAt::Between if done == 0 => {
+            format!("{by} before the first run: nothing was measured")
+        }
+        StoppedAt::Between => format!("{by} after {done} of {points} {unit}s"),
+        StoppedAt::SetUp => format!("{by} during set-up{point}: nothing was measured"),
+        StoppedAt::WarmUp => format!("{by} during warm-up{point}: nothing was measured"),
+        StoppedAt::Measuring { measured: 0, .. } => {
             format!("{by} before the first measured second{point}: nothing was measured")
         }
-        Phase::Measuring { measured, of } => format!(
+        StoppedAt::Measuring { measured, of } => format!(
             "{by} after {measured} of {of} measured iterations{point}: the summary above is partial"
         ),
-        Phase::Fixed { done: calls, of } => {
+        StoppedAt::Fixed { done: calls, of } => {
             format!("{by} after {calls} of {of} calls{point}: the report above is partial")
         }
-        Phase::Cycle(stopped) => format!(
+        StoppedAt::Cycle(stopped) => format!(
             "{by} {}{point}: every probe was detached; that cycle is not counted",
             super::attach::stopped_words(stopped)
         ),

@@ -29,7 +29,7 @@ pub use threads::ConsumerCtx;
 
 /// Where a run was when an interrupt stopped it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub enum StoppedAt {
     /// Before a run started (between sweep points).
     Between,
     SetUp,
