@@ -16,6 +16,7 @@ mod calibrate;
 mod cli;
 mod cli_props;
 mod compare_reports;
+mod crypto;
 mod docs;
 mod latency;
 mod output_safety;
