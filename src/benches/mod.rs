@@ -15,6 +15,7 @@ pub mod crypto;
 pub mod perf_uprobe;
 pub mod ringbuf;
 pub mod syscall;
+pub mod timing;
 pub mod trigger;
 pub mod uprobe;
 pub mod usdt;
@@ -354,6 +355,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         attach::BENCHES,
         churn::BENCHES,
         crypto::BENCHES,
+        timing::BENCHES,
     ]
     .into_iter()
     .flatten()

@@ -32,6 +32,7 @@ mod runs;
 mod scripts;
 mod soak;
 mod static_link;
+mod timing;
 mod trigger;
 mod uprobe;
 mod usage;
