@@ -223,6 +223,9 @@ fn timed_outcome(
                 Some(run) => reporter.run_line(run, summary, config.producers),
                 None => reporter.summary(summary, config.producers),
             });
+            if let Some(line) = reporter.bpf_timing(&record.figures, config) {
+                console.line(&line);
+            }
         }
         None if record.partial => {}
         None => return Err(Error::runtime("no iteration was measured")),
@@ -303,6 +306,9 @@ fn fixed_outcome(
         });
     }
     for line in reporter.fixed(&fixed, config) {
+        console.line(&line);
+    }
+    if let Some(line) = reporter.bpf_timing(&record.figures, config) {
         console.line(&line);
     }
     record.fixed = Some(fixed);

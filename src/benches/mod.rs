@@ -12,10 +12,12 @@ pub mod body;
 pub mod breakpoint;
 pub mod churn;
 pub mod count;
+pub mod crypto;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
 pub mod syscall;
+pub mod timing;
 pub mod trigger;
 pub mod uprobe;
 pub mod usdt;
@@ -342,6 +344,8 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         churn::BENCHES,
         count::BENCHES,
         rename::BENCHES,
+        crypto::BENCHES,
+        timing::BENCHES,
     ]
     .into_iter()
     .flatten()
@@ -399,16 +403,29 @@ fn check_value(bench: &dyn Benchmark, option: &BenchOption, value: OptionValue) 
                 bench.name()
             )))
         }
+        (BenchOption::Text(o), OptionValue::Text(text))
+            if text.is_empty() || text.len() > o.max_len =>
+        {
+            Err(Error::usage(format!(
+                "--{} takes 1 to {} bytes for {}, got {} (\"{}\")",
+                o.long,
+                o.max_len,
+                bench.name(),
+                text.len(),
+                text.escape_default()
+            )))
+        }
         (BenchOption::Number(_), OptionValue::Number(_))
-        | (BenchOption::Flag(_), OptionValue::Flag(_)) => Ok(()),
-        (BenchOption::Number(o), OptionValue::Flag(_)) => Err(Error::usage(format!(
-            "--{} takes a value for {}",
+        | (BenchOption::Flag(_), OptionValue::Flag(_))
+        | (BenchOption::Text(_), OptionValue::Text(_)) => Ok(()),
+        (BenchOption::Flag(o), _) => Err(Error::usage(format!(
+            "--{} takes no value for {}",
             o.long,
             bench.name()
         ))),
-        (BenchOption::Flag(o), OptionValue::Number(_)) => Err(Error::usage(format!(
-            "--{} takes no value for {}",
-            o.long,
+        (BenchOption::Number(_) | BenchOption::Text(_), _) => Err(Error::usage(format!(
+            "--{} takes a value for {}",
+            option.long(),
             bench.name()
         ))),
     }
@@ -543,6 +560,7 @@ mod tests {
         let shape = |o: &BenchOption| match o {
             BenchOption::Number(n) => (0, n.long, n.short, n.value_name, n.help),
             BenchOption::Flag(f) => (1, f.long, None, "", f.help),
+            BenchOption::Text(t) => (2, t.long, None, t.value_name, t.help),
         };
         for option in all_options() {
             for bench in all() {

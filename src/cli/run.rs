@@ -373,6 +373,11 @@ pub(super) fn given_options(matches: &ArgMatches) -> Vec<(&'static str, OptionVa
             BenchOption::Number(o) => matches
                 .get_one::<u64>(o.long)
                 .map(|&v| (o.long, OptionValue::Number(v))),
+            // Leaked once per invocation: a value is plain `Copy` data.
+            BenchOption::Text(o) => matches.get_one::<String>(o.long).map(|v| {
+                let text: &'static str = Box::leak(v.clone().into_boxed_str());
+                (o.long, OptionValue::Text(text))
+            }),
         })
         .collect()
 }

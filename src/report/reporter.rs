@@ -3,8 +3,10 @@
 //! `perf bench`'s for operations.
 
 use super::{latency, perf, sweep_tables, text};
-use crate::benches::{Benchmark, Metric, PerfFormat, Piece};
-use crate::config::RunConfig;
+use std::collections::BTreeMap;
+
+use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
+use crate::config::{OptionValue, RunConfig};
 use crate::latency::{LatencyOverRuns, LatencyRecord};
 use crate::probe_path::ProbePath;
 use crate::runner::FixedRun;
@@ -99,6 +101,38 @@ impl Reporter {
             Metric::Hits => text::fixed_lines(self.bench, run, config.producers, self.emulated),
             Metric::Ops(format) => perf_block(&format, run, config),
         }
+    }
+
+    /// The kernel runner's closing line of a benchmark timed inside BPF
+    /// (`bpf-nop`), from the figures its run kept (`--machine-readable`: its
+    /// `RESULT` line); `None` for a run that kept no timing.
+    pub fn bpf_timing(&self, kept: &BTreeMap<String, f64>, config: &RunConfig) -> Option<String> {
+        let samples = *kept.get(timing::KEPT_SAMPLES)? as u64;
+        let get = |name| kept.get(name).copied().unwrap_or(0.0);
+        let (median, stddev, p99) = (
+            get(timing::KEPT_MEDIAN),
+            get(timing::KEPT_STDDEV),
+            get(timing::KEPT_P99),
+        );
+        let machine_readable = config
+            .params
+            .iter()
+            .any(|(k, v)| k == timing::MACHINE_READABLE.long && v == OptionValue::Flag(true));
+        Some(match (samples, machine_readable) {
+            (0, _) => "No timing samples collected.".to_string(),
+            (_, true) => format!(
+                "RESULT scenario={} samples={samples} median={median:.2} stddev={stddev:.2} \
+                 cv={:.2} min={:.2} p99={p99:.2} max={:.2}",
+                self.bench,
+                get(timing::KEPT_CV),
+                get(timing::KEPT_MIN),
+                get(timing::KEPT_MAX)
+            ),
+            (_, false) => format!(
+                "{}: median {median:.2} ns/op, stddev {stddev:.2}, p99 {p99:.2} ({samples} samples)",
+                self.bench
+            ),
+        })
     }
 
     /// One operation, as `--latency` names it.

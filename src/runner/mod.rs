@@ -109,6 +109,12 @@ pub trait Workload: Sync {
         None
     }
 
+    /// The measured part of a run begins (`true`: the measured seconds, or
+    /// a fixed run's start) or ends (`false`), on the measuring thread while
+    /// the producers run: a workload that times its own operations (inside
+    /// BPF) keeps the timings between the two alone.
+    fn measuring(&self, _on: bool) {}
+
     /// Figures of its own the benchmark measured besides its counts (the
     /// memory a map uses, a share of lookups), by name, asked while it is
     /// still set up after the run; the run keeps them, and the figures it
