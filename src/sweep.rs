@@ -330,6 +330,7 @@ mod tests {
             churn: None,
             latency: None,
             figures: Default::default(),
+            trigger: None,
         }
     }
 

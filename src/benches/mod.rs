@@ -11,6 +11,8 @@ pub mod attach;
 pub mod body;
 pub mod breakpoint;
 pub mod churn;
+pub mod helper_trigger;
+pub mod helpers;
 pub mod perf_uprobe;
 pub mod ringbuf;
 pub mod syscall;
@@ -38,6 +40,10 @@ pub enum Metric {
     /// Operations per second with `perf bench`'s usecs/op; a fixed run prints
     /// perf's own block.
     Ops(PerfFormat),
+    /// Hits, printed as the kernel runner's `ops_report_progress` and
+    /// `ops_report_final` print them: throughput in M ops/s and latency in
+    /// ns/op (one producer's time per hit), one op being one hit.
+    HitOps,
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -352,6 +358,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         perf_uprobe::BENCHES,
         attach::BENCHES,
         churn::BENCHES,
+        helpers::BENCHES,
     ]
     .into_iter()
     .flatten()

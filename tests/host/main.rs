@@ -17,6 +17,7 @@ mod cli;
 mod cli_props;
 mod compare_reports;
 mod docs;
+mod helpers;
 mod latency;
 mod output_safety;
 mod outputs;
