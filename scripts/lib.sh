@@ -232,6 +232,76 @@ bench_line() {
 	fi
 }
 
+# summary_row LABEL SUMMARY: one line as run_common.sh's summarize functions
+# print it ("%-20s %s"), a Markdown row, or a --kernels cell.
+summary_row() {
+	if ((ROWS)); then
+		printf '%s\t%s\n' "$1" "$2"
+	elif ((MARKDOWN)); then
+		printf '| %s | %s |\n' "$1" "$2"
+	else
+		printf '%-20s %s\n' "$1" "$2"
+	fi
+}
+
+# cut_line ops|hits LABEL NAME [bench options...]: the summary as
+# run_common.sh's summarize_ops ("LABEL throughput: X ± Y M ops/s, latency:
+# Z ns/op", from the kernel runner's ops lines) or summarize ("LABEL X ± Y M/s
+# (drops ...)", from its hits lines) cuts it, or why this kernel cannot run
+# NAME.
+cut_line() {
+	local kind=$1 label=$2 summary
+	shift 2
+	bench_run "$@"
+	if [[ $BENCH_VERDICT != ok ]]; then
+		summary_row "$label" "$BENCH_VERDICT"
+		return
+	fi
+	summary=$(tail -n1 <<<"$BENCH_OUT")
+	field() { sed -E "s/.*$1 +([0-9.]+ $2).*/\1/" <<<"$summary"; }
+	case $kind in
+	ops) summary_row "$label" "throughput: $(field throughput '± [0-9.]+ M ops\/s'), latency: $(field latency 'ns\/op')" ;;
+	hits) summary_row "$label" "$(field hits '± [0-9.]+M\/s') (drops $(field drops '± [0-9.]+M\/s'))" ;;
+	esac
+}
+
+# script_args [script arguments...]: the common options, no other argument;
+# sets WD_ARGS to the warm-up and duration (WD, default "-w2 -d5") and --runs.
+script_args() {
+	parse_common_args "$@"
+	((${#ARGS[@]} == 0)) || { echo "$(basename "$0"): unexpected argument ${ARGS[0]}" >&2; exit 2; }
+	read -r -a WD_ARGS <<<"${WD:--w2 -d5}"
+	((RUNS > 1)) && WD_ARGS+=(--runs "$RUNS")
+	return 0
+}
+
+# loop_script NAME LABEL [script arguments...]: the kernel's
+# run_bench_bpf_loop.sh and run_bench_bpf_for.sh, for NAME (bpf-loop,
+# bpf-for): each thread count (THREADS) and --nr_loops (NR_LOOPS), a subtitle
+# and a cut_line each; in a table, the thread count and loops in the label.
+loop_script() {
+	local name=$1 label=$2 t i threads loops
+	shift 2
+	script_args "$@"
+	read -r -a threads <<<"${THREADS:-1 4 8 12 16}"
+	read -r -a loops <<<"${NR_LOOPS:-10 100 500 1000 5000 10000 50000 100000 500000 1000000}"
+	prepare_bench
+	table_header case "throughput, latency"
+	for t in "${threads[@]}"; do
+		for i in "${loops[@]}"; do
+			JSON_NAME=$name-p$t-nr_loops$i
+			if ((MARKDOWN || ROWS)); then
+				cut_line ops "$label p$t nr_loops $i" "$name" "${WD_ARGS[@]}" -a -p "$t" --nr_loops "$i"
+			else
+				printf '\t%s\n' "nr_loops: $i, nr_threads: $t"
+				cut_line ops "$label: " "$name" "${WD_ARGS[@]}" -a -p "$t" --nr_loops "$i"
+				printf '\n'
+			fi
+		done
+	done
+	finish
+}
+
 # The median of numbers one per line.
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 

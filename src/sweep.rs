@@ -337,6 +337,7 @@ mod tests {
             churn: None,
             latency: None,
             figures: Default::default(),
+            trigger: None,
         }
     }
 

@@ -21,6 +21,7 @@ use crate::runner::cycles::{ChurnCycle, ChurnRecord};
 use crate::runner::phases::{self, RunLength, RunMeasurement, RunObserver, Timing};
 use crate::runner::{FixedRun, StoppedAt, Workload};
 use crate::stats::{self, Sample};
+use crate::trigger_path::TriggerPath;
 
 /// What `--profile` asks of one run, and the name of its files.
 pub(super) struct Profiling<'a> {
@@ -72,7 +73,7 @@ pub(super) fn one_run(
     let mut probe = ProbePathObserver::default();
     let mut churn = ChurnObserver::default();
     let mut kept = KeptFigures::default();
-    let mut progress = run_console(console, bench, config, chatter);
+    let mut progress = run_console(console, bench, config, chatter).trigger_note(!quiet);
     // The order observers hear each event in: the profiler first, closest to
     // the measured seconds. Another observer is one more entry here.
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
@@ -90,7 +91,7 @@ pub(super) fn one_run(
     let setup = || bench.bench.setup(config);
     let measured = phases::run(setup, placement, work, &mut observers)?;
     drop(observers);
-    record.figures = kept.into_record();
+    (record.figures, record.trigger) = kept.into_record();
     let phase = match (measured, work) {
         (RunMeasurement::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);
@@ -365,23 +366,23 @@ impl ChurnObserver {
 /// How the kernel handled the probe, asked at tear-down: after the probe has
 /// been hit (warm-up and measurement done), while it is still attached.
 /// Asks the workload, before it is torn down, for the figures of its own it
-/// measured.
+/// measured and the trigger its body ran from (the console says that under
+/// the set-up line).
 #[derive(Default)]
-struct KeptFigures(Vec<(&'static str, f64)>);
+struct KeptFigures(Vec<(&'static str, f64)>, Option<TriggerPath>);
 
 impl RunObserver for KeptFigures {
     fn tearing_down(&mut self, workload: &dyn Workload) {
         self.0 = workload.figures();
+        self.1 = workload.trigger().map(|used| used.path);
     }
 }
 
 impl KeptFigures {
     /// As the run's record keeps them.
-    fn into_record(self) -> std::collections::BTreeMap<String, f64> {
-        self.0
-            .into_iter()
-            .map(|(n, v)| (n.to_string(), v))
-            .collect()
+    fn into_record(self) -> (std::collections::BTreeMap<String, f64>, Option<TriggerPath>) {
+        let figures = self.0.into_iter().map(|(n, v)| (n.to_string(), v));
+        (figures.collect(), self.1)
     }
 }
 

@@ -309,6 +309,13 @@ fn runs_lines<'a>(
             bench.bench.headline(),
             precision.as_ref(),
         ));
+        // The figures beside the headline (an attach cycle's are its own lines).
+        let others = bench.bench.figures()[1..].iter();
+        for figure in others.filter(|_| !bench.bench.runs_cycles()) {
+            if let Some(stats) = run_level(figure, runs) {
+                console.line(&text::runs_line(&stats, figure, None));
+            }
+        }
         console.line(
             &bench
                 .reporter

@@ -13,6 +13,8 @@ pub mod breakpoint;
 pub mod churn;
 pub mod count;
 pub mod crypto;
+pub mod helper_trigger;
+pub mod helpers;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
@@ -42,6 +44,10 @@ pub enum Metric {
     /// Operations per second with `perf bench`'s usecs/op; a fixed run prints
     /// perf's own block.
     Ops(PerfFormat),
+    /// Hits, printed as the kernel runner's `ops_report_progress` and
+    /// `ops_report_final` print them: throughput in M ops/s and latency in
+    /// ns/op (one producer's time per hit), one op being one hit.
+    HitOps,
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -346,6 +352,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         rename::BENCHES,
         crypto::BENCHES,
         timing::BENCHES,
+        helpers::BENCHES,
     ]
     .into_iter()
     .flatten()

@@ -72,6 +72,7 @@ impl Reporter {
         match self.metric {
             Metric::Hits => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
+            Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
         }
     }
 
@@ -79,6 +80,7 @@ impl Reporter {
     pub fn summary(&self, summary: &Summary, producers: usize) -> String {
         match self.metric {
             Metric::Hits => text::summary_line(summary, self.emulated),
+            Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -98,7 +100,9 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits => text::fixed_lines(self.bench, run, config.producers, self.emulated),
+            Metric::Hits | Metric::HitOps => {
+                text::fixed_lines(self.bench, run, config.producers, self.emulated)
+            }
             Metric::Ops(format) => perf_block(&format, run, config),
         }
     }
@@ -138,7 +142,7 @@ impl Reporter {
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
-            Metric::Hits => "hit",
+            Metric::Hits | Metric::HitOps => "hit",
             Metric::Ops(_) => "operation",
         }
     }

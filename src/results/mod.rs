@@ -341,6 +341,10 @@ pub struct RunRecord {
     /// `Workload::figures` said after the run).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub figures: BTreeMap<String, f64>,
+    /// For a helper benchmark: the trigger its body ran from
+    /// (`rawtp-test-run` where the kernel refused upstream's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<crate::trigger_path::TriggerPath>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -381,6 +385,7 @@ impl RunRecord {
             cycle: None,
             churn: None,
             figures: BTreeMap::new(),
+            trigger: None,
         }
     }
 }
@@ -616,7 +621,8 @@ pub enum ProbeStatus {
 pub struct ProbeOutcome {
     pub name: &'static str,
     pub status: ProbeStatus,
-    /// Why, unless `ok`.
+    /// Why, unless `ok`; with `ok`, what the run will differ in from the
+    /// kernel runner's (the fallback trigger it takes), if anything.
     pub reason: Option<String>,
 }
 

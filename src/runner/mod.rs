@@ -122,6 +122,13 @@ pub trait Workload: Sync {
     fn figures(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+
+    /// For a benchmark whose BPF body runs from a trigger it chose at set-up
+    /// (upstream's, or a fallback the kernel allows), which one; `None` for
+    /// the others.
+    fn trigger(&self) -> Option<crate::trigger_path::TriggerUsed> {
+        None
+    }
 }
 
 /// The workload to run and the spin its producers pay: an injected

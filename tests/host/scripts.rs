@@ -283,3 +283,87 @@ fn the_rename_script_prints_upstreams_lines() {
         }
     }
 }
+
+/// The helper scripts print upstream's lines: run_common.sh's summarize_ops
+/// for the loops (under a subtitle, then a blank line), summarize for strncmp.
+#[test]
+fn the_helper_scripts_print_upstreams_lines() {
+    let _lock = probe_lock();
+    let script_out = |name: &str, env: &[(&str, &str)], args: &[&str]| {
+        let out = run_cmd({
+            let mut cmd = Command::new(script(name));
+            cmd.env("WD", "-w0 -d1")
+                .envs(env.iter().copied())
+                .args(args);
+            cmd
+        });
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        out.stdout
+    };
+    let number = "[0-9]+\\.[0-9]+";
+    let ops = regex_lite(&format!(
+        "^bpf_loop: +throughput: {number} ± {number} M ops/s, latency: {number} ns/op$"
+    ));
+    let out = script_out(
+        "run_bench_bpf_loop.sh",
+        &[("THREADS", "1"), ("NR_LOOPS", "10 100")],
+        &[],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(lines[0], "\tnr_loops: 10, nr_threads: 1");
+    assert_eq!(lines[3], "\tnr_loops: 100, nr_threads: 1");
+    assert!(ops(lines[1]) && ops(lines[4]), "{out}");
+    assert!(lines[2].is_empty() && lines[5].is_empty(), "{out}");
+
+    let out = script_out("run_bench_strncmp.sh", &[("LENS", "8")], &[]);
+    let hits = |label: &str| {
+        regex_lite(&format!(
+            "^{label} +{number} ± {number}M/s \\(drops {number} ± {number}M/s\\)$"
+        ))
+    };
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        hits("no-helper-8")(lines[0]) && hits("helper-8")(lines[1]),
+        "{out}"
+    );
+    assert_eq!(lines[0].find(char::is_numeric), Some(10), "{out}");
+
+    let out = script_out(
+        "run_bench_bpf_for.sh",
+        &[("THREADS", "1"), ("NR_LOOPS", "10")],
+        &["--markdown"],
+    );
+    let row = cells(&out, "bpf_for p1 nr_loops 10");
+    assert!(
+        row[1].starts_with("throughput: ") && row[1].ends_with(" ns/op"),
+        "{row:?}"
+    );
+
+    let out = run_cmd({
+        let mut cmd = Command::new(script("run_bench_strncmp.sh"));
+        cmd.arg("helper");
+        cmd
+    });
+    assert_one_clear_line(&out, 2, "unexpected argument helper");
+}
+
+/// A matcher for the few regular-expression pieces these lines need, by
+/// grep: classes, `+`, anchors.
+fn regex_lite(pattern: &str) -> impl Fn(&str) -> bool {
+    let pattern = pattern.to_string();
+    move |line: &str| {
+        let out = Command::new("grep")
+            .args(["-Eq", &pattern])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(line.as_bytes())?;
+                child.wait()
+            })
+            .unwrap();
+        out.success()
+    }
+}
