@@ -31,6 +31,33 @@ pub struct Body {
     /// What one trigger counts as operations (the body's calls of the
     /// helper: CALLS_PER_TRIGGER for the loops).
     pub ops_per_trigger: u64,
+    /// The kernel functions the body calls, checked before loading so that
+    /// an older kernel's refusal names what it lacks.
+    pub calls: &'static [KernelFunction],
+}
+
+/// A helper or kfunc a body calls, and the first release that has it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelFunction {
+    /// For messages: "the bpf_loop helper".
+    pub what: &'static str,
+    pub name: &'static str,
+    pub since: &'static str,
+}
+
+/// The first of `calls` the running kernel lacks, as a refusal; none where
+/// the kernel's BTF cannot be read (loading then says what it can).
+pub fn lacking(calls: &[KernelFunction]) -> Result<()> {
+    match calls
+        .iter()
+        .find(|call| kernel::btf_has_func(call.name) == Some(false))
+    {
+        Some(call) => Err(Error::unsupported(kernel::needs_linux(
+            &format!("{} needs", call.what),
+            call.since,
+        ))),
+        None => Ok(()),
+    }
 }
 
 impl Body {
@@ -51,6 +78,7 @@ pub fn load<S: Skel<'static>>(
     body: &Body,
     mut load: impl FnMut(&str) -> std::result::Result<bpf::Owned<S>, libbpf_rs::Error>,
 ) -> Result<(bpf::Owned<S>, Option<Link>, TriggerUsed)> {
+    lacking(body.calls)?;
     let upstream = body.upstream;
     let refused = match upstream {
         TriggerPath::RawtpTestRun => None,

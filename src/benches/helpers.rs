@@ -7,7 +7,7 @@
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
-use super::helper_trigger::{self, Body, HelperWorkload};
+use super::helper_trigger::{self, Body, HelperWorkload, KernelFunction};
 use super::{Benchmark, Info, Metric};
 use crate::bpf::skel::helpers::{HelpersSkel, HelpersSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
@@ -63,6 +63,22 @@ pub const LATENCY: Figure = Figure {
     show_spread: |ns, sd| format!("{ns:.3} \u{b1} {sd:.3} ns/op"),
 };
 
+pub const BPF_LOOP: KernelFunction = KernelFunction {
+    what: "the bpf_loop helper",
+    name: "bpf_loop",
+    since: "5.17",
+};
+const BPF_ITER_NUM: KernelFunction = KernelFunction {
+    what: "the bpf_iter_num kfuncs (bpf_for)",
+    name: "bpf_iter_num_new",
+    since: "6.4",
+};
+const BPF_STRNCMP: KernelFunction = KernelFunction {
+    what: "the bpf_strncmp helper",
+    name: "bpf_strncmp",
+    since: "5.17",
+};
+
 static LOOP_OPTIONS: [BenchOption; 1] = [BenchOption::Number(NR_LOOPS)];
 static FOR_OPTIONS: [BenchOption; 1] = [BenchOption::Number(NR_LOOPS_FOR)];
 static STRNCMP_OPTIONS: [BenchOption; 1] = [BenchOption::Number(CMP_STR_LEN)];
@@ -76,6 +92,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             name: "bpf_loop",
             upstream: TriggerPath::FentryGetpgid,
             ops_per_trigger: CALLS_PER_TRIGGER,
+            calls: &[BPF_LOOP],
         },
         Some(&LOOP_OPTIONS),
     ),
@@ -87,6 +104,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             name: "bpf_for",
             upstream: TriggerPath::FentryGetpgid,
             ops_per_trigger: CALLS_PER_TRIGGER,
+            calls: &[BPF_LOOP, BPF_ITER_NUM],
         },
         Some(&FOR_OPTIONS),
     ),
@@ -97,6 +115,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             name: "strncmp_no_helper",
             upstream: TriggerPath::TpGetpgid,
             ops_per_trigger: 1,
+            calls: &[],
         },
         Some(&STRNCMP_OPTIONS),
     ),
@@ -107,6 +126,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             name: "strncmp_helper",
             upstream: TriggerPath::TpGetpgid,
             ops_per_trigger: 1,
+            calls: &[BPF_STRNCMP],
         },
         Some(&STRNCMP_OPTIONS),
     ),
@@ -118,6 +138,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             name: "base",
             upstream: TriggerPath::RawtpTestRun,
             ops_per_trigger: 1,
+            calls: &[],
         },
         None,
     ),

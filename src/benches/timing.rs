@@ -175,6 +175,8 @@ impl Benchmark for BpfNop {
     }
 
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        // Its batch loop is bpf_loop(): an older kernel's refusal names it.
+        super::helper_trigger::lacking(&[super::helpers::BPF_LOOP])?;
         let mut storage = bpf::ObjectStorage::new();
         // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
         // with it.
