@@ -12,7 +12,8 @@ use crate::bpf;
 use crate::bpf::skel::usdt::UsdtSkelBuilder;
 use crate::bpf::Needs;
 use crate::config::RunConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::kernel;
 use crate::runner::Workload;
 use crate::targets::{self, Target, SELF_EXE};
 
@@ -80,11 +81,30 @@ impl Benchmark for UsdtBench {
                 Target::USDT_PROVIDER,
                 self.target.name(),
             )
-            .map_err(|e| bpf::attach_error("the USDT probe", &e))?;
+            .map_err(|e| usdt_attach_error(attach_pid(config), &e))?;
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
         let hits = unsafe { bpf::hit_counters!(skel)? };
         let workload = ProbedTarget::new(link, body, hits, skel, self.target);
         Ok(Box::new(workload))
     }
+}
+
+/// Why the USDT probe did not attach. Without BPF cookies (before 5.15)
+/// libbpf finds a site's spec by its address, which in a position-independent
+/// executable is known only for one process: attaching for every process is
+/// refused (EOPNOTSUPP), attaching for this one (`--pid-filter`) works.
+fn usdt_attach_error(pid: i32, err: &libbpf_rs::Error) -> Error {
+    let refused = bpf::errno(err) == Some(libc::EOPNOTSUPP);
+    if pid == -1 && refused && kernel::btf_has_func("bpf_get_attach_cookie_trace") == Some(false) {
+        return Error::unsupported(format!(
+            "{}; --pid-filter attaches to this process alone, which works",
+            kernel::needs_linux(
+                "USDT probes of a position-independent executable, for every process, \
+                 need BPF cookies:",
+                "5.15"
+            )
+        ));
+    }
+    bpf::attach_error("the USDT probe", err)
 }
