@@ -51,7 +51,7 @@ pub const HITS: Figure = Figure {
     name: "hits",
     unit: "hits",
     better: Better::Higher,
-    of_run: |run| Some(run.summary?.hits.mean),
+    of_run: |run| Some(run.summary()?.hits.mean),
     per_second: Some(Sample::hits_per_sec),
     show: rate,
     show_spread: rate_with_sd,
@@ -62,7 +62,7 @@ pub const OPERATIONS: Figure = Figure {
     name: "operations",
     unit: "operations",
     better: Better::Higher,
-    of_run: |run| Some(run.summary?.total.mean),
+    of_run: |run| Some(run.summary()?.total.mean),
     per_second: Some(Sample::total_per_sec),
     show: rate,
     show_spread: rate_with_sd,
@@ -74,7 +74,7 @@ pub const ATTACH: Figure = Figure {
     unit: "attach \u{b5}s/probe",
     better: Better::Lower,
     of_run: |run| {
-        let cycle = run.cycle.as_ref()?;
+        let cycle = run.cycle()?;
         Some(cycle.attach.us_per_probe(cycle.probes))
     },
     per_second: None,
@@ -88,7 +88,7 @@ pub const DETACH: Figure = Figure {
     unit: "detach \u{b5}s/probe",
     better: Better::Lower,
     of_run: |run| {
-        let cycle = run.cycle.as_ref()?;
+        let cycle = run.cycle()?;
         Some(cycle.detach.us_per_probe(cycle.probes))
     },
     per_second: None,
@@ -101,7 +101,7 @@ pub const DETACH: Figure = Figure {
 /// it (docs/attach.md), left out as warm-up seconds are, unless no warm one
 /// is there to judge.
 pub fn counts(run: &RunRecord, runs: &[RunRecord]) -> bool {
-    let cold = |r: &RunRecord| r.cycle.as_ref().is_some_and(|c| c.cold);
+    let cold = |r: &RunRecord| r.cycle().is_some_and(|c| c.cold);
     !cold(run) || runs.iter().all(cold)
 }
 
@@ -117,7 +117,7 @@ impl Figure {
     pub fn within_run(&self, run: &RunRecord) -> Vec<f64> {
         match self.per_second {
             Some(per_second) => run
-                .samples
+                .samples()
                 .iter()
                 .filter(|s| !s.warmup)
                 .map(per_second)

@@ -12,10 +12,10 @@ use crate::benches::{self, Benchmark, Info};
 use crate::bpf::Needs;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::results::RunRecord;
+use crate::results::{Outcome, RunRecord};
 use crate::runner::cycles::{CycleRecord, Fired, Timing};
 use crate::runner::{Phase, ProducerCtx, Workload};
-use crate::stats::{self, Sample};
+use crate::stats::Sample;
 
 /// A benchmark that declares what a real one does (its name, metric and
 /// options) but needs nothing to set up; or refuses its set-up, as a kernel
@@ -131,7 +131,7 @@ impl<C: Lines> Runs<C> for MockRuns {
         self.seconds += u64::from(warmup + duration);
         if bench.bench.runs_cycles() {
             let cold = self.cold_first && self.asked.len() == 1;
-            record.cycle = Some(CycleRecord {
+            record.outcome = Outcome::Cycle(CycleRecord {
                 cold,
                 ..cycle(rate)
             });
@@ -141,10 +141,11 @@ impl<C: Lines> Runs<C> for MockRuns {
         let interrupted = self.interrupt_in == Some(self.asked.len() - 1);
         let measured = if interrupted { duration / 2 } else { duration };
         let mut before = workload.measure(0);
+        let mut samples = Vec::new();
         for iteration in 0..warmup + measured {
             let ops = (rate * 1e6) as u64 * u64::from(iteration + 1);
             let counts = workload.measure(ops);
-            record.samples.push(Sample {
+            samples.push(Sample {
                 iteration,
                 elapsed_ns: 1_000_000_000,
                 late_ns: 0,
@@ -154,8 +155,8 @@ impl<C: Lines> Runs<C> for MockRuns {
             });
             before = counts;
         }
-        record.summary = stats::summarize(&record.samples, config.producers);
-        if let (Some(run), Some(summary)) = (run, &record.summary) {
+        record.outcome = Outcome::timed(samples, config.producers);
+        if let (Some(run), Some(summary)) = (run, record.summary()) {
             console.line(&bench.reporter.run_line(run, summary, config.producers));
         }
         if !interrupted {

@@ -16,7 +16,7 @@ use crate::report::attach as attach_lines;
 use crate::report::console::{Console, RunConsole};
 use crate::report::profile as profile_report;
 use crate::report::reporter::Reporter;
-use crate::results::RunRecord;
+use crate::results::{Outcome, RunRecord};
 use crate::runner::cycles::{ChurnCycle, ChurnRecord};
 use crate::runner::phases::{self, Measured, RunObserver, Timing, Work};
 use crate::runner::{FixedRun, Phase, Workload};
@@ -84,22 +84,24 @@ pub(super) fn one_run(
     let phase = match (measured, work) {
         (Measured::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);
-            record.churn = churn.report(console, !quiet);
+            let churn = churn.report(console, !quiet);
             let profile = profiler.map(ProfileObserver::finish).transpose()?.flatten();
             record.noise = noise.finish();
             let profiled = profile.as_ref().zip(profiling.as_ref());
             let rate = stats::summarize(&samples, config.producers).and_then(|s| s.latency_ns);
             latency_outcome(&mut record, latency, rate, reporter, console);
-            let phase = timed_outcome(&mut record, samples, bench, config, run, console, profiled)?;
+            let parts = (samples, churn);
+            let phase = timed_outcome(&mut record, parts, bench, config, run, console, profiled)?;
             keep_stacks(&mut record, profile, profiling.as_ref());
             phase
         }
         (Measured::Fixed(fixed), Work::Fixed { repeat }) => {
             record.probe_path = probe.report(reporter, console, false);
-            record.churn = churn.report(console, false);
+            let churn = churn.report(console, false);
             let rate = fixed.ns_per_op(config.producers);
             latency_outcome(&mut record, latency, rate, reporter, console);
-            fixed_outcome(&mut record, fixed, repeat, config, reporter, console)
+            let parts = (fixed, churn);
+            fixed_outcome(&mut record, parts, repeat, config, reporter, console)
         }
         _ => {
             record.partial = true;
@@ -164,11 +166,11 @@ fn attach_cycle(
     Ok((record, phase))
 }
 
-/// A timed run's summary, profile and lines, into its record; the phase an
-/// interrupt hit, if one did.
+/// A timed run's summary, profile and lines, into its record with its
+/// samples and churn; the phase an interrupt hit, if one did.
 fn timed_outcome(
     record: &mut RunRecord,
-    samples: Vec<Sample>,
+    (samples, churn): (Vec<Sample>, Option<ChurnRecord>),
     bench: &BenchPlan,
     config: &RunConfig,
     run: Option<u32>,
@@ -217,8 +219,11 @@ fn timed_outcome(
         None if record.partial => {}
         None => return Err(Error::runtime("no iteration was measured")),
     }
-    record.samples = samples;
-    record.summary = summary;
+    record.outcome = Outcome::Timed {
+        samples,
+        summary,
+        churn,
+    };
     Ok(phase)
 }
 
@@ -274,10 +279,11 @@ fn profile_outcome(
     Ok(Some(breakdown))
 }
 
-/// A fixed run's lines and record; the phase an interrupt hit, if one did.
+/// A fixed run's lines, and its record with its churn; the phase an
+/// interrupt hit, if one did.
 fn fixed_outcome(
     record: &mut RunRecord,
-    fixed: FixedRun,
+    (fixed, churn): (FixedRun, Option<ChurnRecord>),
     repeat: u64,
     config: &RunConfig,
     reporter: &Reporter,
@@ -295,7 +301,7 @@ fn fixed_outcome(
     for line in reporter.fixed(&fixed, config) {
         console.line(&line);
     }
-    record.fixed = Some(fixed);
+    record.outcome = Outcome::Fixed { run: fixed, churn };
     phase
 }
 
@@ -381,15 +387,15 @@ impl RunObserver for ProbePathObserver {
 }
 
 impl ProbePathObserver {
-    /// The path's name for the record; says it when `say`, warns when it
-    /// could not be found.
-    fn report(self, reporter: &Reporter, console: &Console, say: bool) -> Option<String> {
+    /// The path for the record; says it when `say`, warns when it could not
+    /// be found.
+    fn report(self, reporter: &Reporter, console: &Console, say: bool) -> Option<ProbePath> {
         match self.found? {
             Ok(path) => {
                 if say {
                     console.line(&reporter.probe_path(path));
                 }
-                Some(path.name().to_string())
+                Some(path)
             }
             Err(err) => {
                 console.warn(&reporter.probe_path_unknown(&err.to_string()));

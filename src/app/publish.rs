@@ -240,7 +240,8 @@ fn run_levels(bench: &BenchPlan, points: &[Vec<RunRecord>], repeated: bool) -> V
         .iter()
         .zip(points)
         .filter_map(|(point, runs)| {
-            let summaries: Vec<stats::Summary> = runs.iter().filter_map(|r| r.summary).collect();
+            let summaries: Vec<stats::Summary> =
+                runs.iter().filter_map(|r| r.summary().copied()).collect();
             let latencies: Vec<_> = runs.iter().filter_map(|r| r.latency.as_ref()).collect();
             Some(RunLevel {
                 sweep_value: point.value,

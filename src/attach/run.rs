@@ -5,8 +5,8 @@ use crate::error::Result;
 use crate::report::attach as lines;
 use crate::report::console::Console;
 use crate::report::text;
-use crate::results::{CycleLevel, PrecisionRecord, RunRecord};
-use crate::runner::cycles::{self, CycleRecord, CycleWorkload, Outcome, Timing};
+use crate::results::{CycleLevel, Outcome, PrecisionRecord, RunRecord};
+use crate::runner::cycles::{self, CycleEnd, CycleRecord, CycleWorkload, Timing};
 use crate::runner::Phase;
 use crate::stats;
 
@@ -22,11 +22,11 @@ pub fn one_cycle(
     let outcome = cycles::run_cycle(workload, &mut |step| console.cycle_step(step));
     console.finish_bar();
     let cycle = match outcome? {
-        Outcome::Interrupted(stopped) => {
+        CycleEnd::Interrupted(stopped) => {
             record.partial = true;
             return Ok(Some(Phase::Cycle(stopped)));
         }
-        Outcome::Done(cycle) => cycle,
+        CycleEnd::Done(cycle) => cycle,
     };
     let mut report = lines::cycle_lines(&cycle);
     // A lone cycle says what it is; numbered runs say it over the runs.
@@ -45,7 +45,7 @@ pub fn one_cycle(
         .fired
         .as_ref()
         .and_then(|fired| cycles::not_all_fired(fired, cycle.probes));
-    record.cycle = Some(cycle);
+    record.outcome = Outcome::Cycle(cycle);
     match wrong {
         Some(err) => Err(err),
         None => Ok(None),
@@ -64,7 +64,7 @@ pub fn over_runs<'a>(
     let mut levels = Vec::new();
     let mut cold_lines = Vec::new();
     for (sweep_value, runs) in points {
-        let all: Vec<&CycleRecord> = runs.iter().filter_map(|r| r.cycle.as_ref()).collect();
+        let all: Vec<&CycleRecord> = runs.iter().filter_map(|r| r.cycle()).collect();
         // The cold cycle is a quantity of its own: warm cycles, where any.
         let warm: Vec<&CycleRecord> = all.iter().copied().filter(|c| !c.cold).collect();
         let cold = all.iter().find(|c| c.cold);

@@ -138,7 +138,7 @@ pub enum Stopped {
 
 /// A cycle: its figures, or where an interrupt stopped it (everything
 /// attached is detached either way).
-pub enum Outcome {
+pub enum CycleEnd {
     Done(CycleRecord),
     Interrupted(Stopped),
 }
@@ -182,7 +182,7 @@ fn thread_cpu_ns() -> (u64, u64) {
 }
 
 /// Runs one cycle of `workload`, telling `progress` where it is.
-pub fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -> Result<Outcome> {
+pub fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -> Result<CycleEnd> {
     let cold = !BEGUN.swap(true, Relaxed);
     let of = workload.links();
     let mut links = Vec::with_capacity(of);
@@ -190,7 +190,7 @@ pub fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -
     for index in 0..of {
         if interrupt::received().is_some() {
             detach(links, progress);
-            return Ok(Outcome::Interrupted(Stopped::Attaching {
+            return Ok(CycleEnd::Interrupted(Stopped::Attaching {
                 attached: index,
                 of,
             }));
@@ -212,7 +212,7 @@ pub fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -
     // seen here.
     if interrupt::received().is_some() {
         detach(links, progress);
-        return Ok(Outcome::Interrupted(Stopped::Attaching {
+        return Ok(CycleEnd::Interrupted(Stopped::Attaching {
             attached: of,
             of,
         }));
@@ -232,12 +232,12 @@ pub fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -
     detach(links, progress);
     let detach = start.since();
     if verify_interrupted {
-        return Ok(Outcome::Interrupted(Stopped::Verifying));
+        return Ok(CycleEnd::Interrupted(Stopped::Verifying));
     }
     if interrupt::received().is_some() {
-        return Ok(Outcome::Interrupted(Stopped::Detaching));
+        return Ok(CycleEnd::Interrupted(Stopped::Detaching));
     }
-    Ok(Outcome::Done(CycleRecord {
+    Ok(CycleEnd::Done(CycleRecord {
         probes: workload.probes(),
         links: of,
         attached_with,
