@@ -99,10 +99,10 @@ pub const DETACH: Figure = Figure {
 /// Whether `run` counts among `runs` when they are judged: the first, cold
 /// attach cycle of a process is another quantity than the warm ones after
 /// it (docs/attach.md), left out as warm-up seconds are, unless no warm one
-/// is there to judge.
+/// is there to judge (a run stopped before its cycle ended has none).
 pub fn counts(run: &RunRecord, runs: &[RunRecord]) -> bool {
     let cold = |r: &RunRecord| r.cycle().is_some_and(|c| c.cold);
-    !cold(run) || runs.iter().all(cold)
+    !cold(run) || runs.iter().filter(|r| r.cycle().is_some()).all(cold)
 }
 
 /// The value a benchmark kept in a run under `name` (`Workload::figures`):

@@ -323,7 +323,6 @@ mod tests {
             noise: None,
             probe_path: None,
             profile: None,
-            stacks: None,
             latency: None,
             figures: Default::default(),
         }

@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use super::one_run::Profiling;
+use super::one_run::{Profiling, Ran};
 use super::plan::{BenchPlan, Point};
 use super::runs::{Lines, Runs};
 use crate::benches::{self, Benchmark, Info};
@@ -121,7 +121,7 @@ impl<C: Lines> Runs<C> for MockRuns {
         console: &mut C,
         _quiet: bool,
         _profiling: Option<Profiling>,
-    ) -> Result<(RunRecord, Option<Phase>)> {
+    ) -> Result<Ran> {
         let config = &point.config;
         self.asked.push((bench.bench.name(), run));
         let rate = self.rate(bench.bench.name());
@@ -135,7 +135,7 @@ impl<C: Lines> Runs<C> for MockRuns {
                 cold,
                 ..cycle(rate)
             });
-            return Ok((record, None));
+            return Ok(Ran::of(record, None));
         }
         // Interrupted half-way through its measured seconds.
         let interrupted = self.interrupt_in == Some(self.asked.len() - 1);
@@ -160,7 +160,7 @@ impl<C: Lines> Runs<C> for MockRuns {
             console.line(&bench.reporter.run_line(run, summary, config.producers));
         }
         if !interrupted {
-            return Ok((record, None));
+            return Ok(Ran::of(record, None));
         }
         self.signal = Some(libc::SIGINT);
         record.partial = true;
@@ -168,7 +168,7 @@ impl<C: Lines> Runs<C> for MockRuns {
             measured: measured as usize,
             of: duration,
         };
-        Ok((record, Some(phase)))
+        Ok(Ran::of(record, Some(phase)))
     }
 
     fn interrupted(&self) -> Option<i32> {

@@ -28,8 +28,29 @@ pub(super) struct Profiling<'a> {
     pub name: String,
 }
 
+/// One run done.
+pub(super) struct Ran {
+    pub record: RunRecord,
+    /// With `--profile=DIR`: the sampled stacks its files are drawn from,
+    /// with the name of those files.
+    pub stacks: Option<(String, Profile)>,
+    /// The phase an interrupt hit, if one did.
+    pub phase: Option<Phase>,
+}
+
+impl Ran {
+    /// A run without stacks.
+    pub fn of(record: RunRecord, phase: Option<Phase>) -> Ran {
+        Ran {
+            record,
+            stacks: None,
+            phase,
+        }
+    }
+}
+
 /// Sets up, runs and reports one configuration (one of several independent
-/// runs when `run` numbers it); the phase an interrupt hit, if one did.
+/// runs when `run` numbers it).
 pub(super) fn one_run(
     bench: &BenchPlan,
     point: &Point,
@@ -37,10 +58,8 @@ pub(super) fn one_run(
     console: &mut Console,
     quiet: bool,
     profiling: Option<Profiling>,
-) -> Result<(RunRecord, Option<Phase>)> {
-    let Point {
-        config, placement, ..
-    } = point;
+) -> Result<Ran> {
+    let (config, placement) = (&point.config, &point.placement);
     let reporter = &bench.reporter;
     let mut record = RunRecord::new(config, placement);
     if bench.bench.runs_cycles() {
@@ -62,9 +81,7 @@ pub(super) fn one_run(
     // The order observers hear each event in: the profiler first, closest to
     // the measured seconds. Another observer is one more entry here.
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
-    if let Some(profiler) = profiler.as_mut() {
-        observers.push(profiler);
-    }
+    observers.extend(profiler.as_mut().map(|p| p as &mut dyn RunObserver));
     observers.extend(latency.as_mut().map(|l| l as &mut dyn RunObserver));
     observers.extend([
         &mut noise as &mut dyn RunObserver,
@@ -81,6 +98,7 @@ pub(super) fn one_run(
     )?;
     drop(observers);
     record.figures = kept.into_record();
+    let mut stacks = None;
     let phase = match (measured, work) {
         (Measured::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);
@@ -92,7 +110,7 @@ pub(super) fn one_run(
             latency_outcome(&mut record, latency, rate, reporter, console);
             let parts = (samples, churn);
             let phase = timed_outcome(&mut record, parts, bench, config, run, console, profiled)?;
-            keep_stacks(&mut record, profile, profiling.as_ref());
+            stacks = kept_stacks(&record, profile, profiling);
             phase
         }
         (Measured::Fixed(fixed), Work::Fixed { repeat }) => {
@@ -108,7 +126,10 @@ pub(super) fn one_run(
             Some(Phase::SetUp)
         }
     };
-    Ok((record, phase))
+    Ok(Ran {
+        stacks,
+        ..Ran::of(record, phase)
+    })
 }
 
 /// The console as the run's observer, with the notes its set-up line needs.
@@ -123,12 +144,16 @@ fn run_console<'a>(
         .printk_note(config.body == Body::Printk)
 }
 
-/// The profile files' exporter draws them from the stacks: kept when asked.
-fn keep_stacks(record: &mut RunRecord, profile: Option<Profile>, profiling: Option<&Profiling>) {
-    let files = profiling.is_some_and(|p| p.request.dir.is_some());
-    if files && record.profile.is_some() {
-        record.stacks = profile;
-    }
+/// The profile files' exporter draws them from the stacks: kept, with the
+/// files' name, when they are asked for.
+fn kept_stacks(
+    record: &RunRecord,
+    profile: Option<Profile>,
+    profiling: Option<Profiling>,
+) -> Option<(String, Profile)> {
+    let profiling = profiling.filter(|p| p.request.dir.is_some())?;
+    record.profile.as_ref()?;
+    Some((profiling.name, profile?))
 }
 
 /// What the runner drives: a fixed number of operations, or seconds.
@@ -151,7 +176,7 @@ fn attach_cycle(
     run: Option<u32>,
     console: &mut Console,
     quiet: bool,
-) -> Result<(RunRecord, Option<Phase>)> {
+) -> Result<Ran> {
     if !quiet {
         console.line(&bench.reporter.setting_up());
     }
@@ -163,7 +188,11 @@ fn attach_cycle(
         ))
     })?;
     let phase = crate::attach::run::one_cycle(cycles, &mut record, console, run)?;
-    Ok((record, phase))
+    Ok(Ran {
+        record,
+        stacks: None,
+        phase,
+    })
 }
 
 /// A timed run's summary, profile and lines, into its record with its

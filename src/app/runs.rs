@@ -6,13 +6,11 @@
 
 use std::time::Instant;
 
-use super::one_run::{one_run, Profiling};
+use super::one_run::{one_run, Profiling, Ran};
 use super::plan::{BenchPlan, Point};
 use crate::error::Result;
 use crate::interrupt;
 use crate::report::console::Console;
-use crate::results::RunRecord;
-use crate::runner::Phase;
 
 /// Where the lines of the rounds and of their close go.
 pub(super) trait Lines {
@@ -33,8 +31,7 @@ impl Lines for Console {
 /// is where the run's lines go.
 pub(super) trait Runs<C: Lines> {
     /// Sets up, runs and reports one configuration (one of several
-    /// independent runs when `run` numbers it); the phase an interrupt hit,
-    /// if one did.
+    /// independent runs when `run` numbers it).
     fn one_run(
         &mut self,
         bench: &BenchPlan,
@@ -43,7 +40,7 @@ pub(super) trait Runs<C: Lines> {
         console: &mut C,
         quiet: bool,
         profiling: Option<Profiling>,
-    ) -> Result<(RunRecord, Option<Phase>)>;
+    ) -> Result<Ran>;
 
     /// The signal that asked bench to stop, if one did.
     fn interrupted(&self) -> Option<i32>;
@@ -76,7 +73,7 @@ impl Runs<Console> for KernelRuns {
         console: &mut Console,
         quiet: bool,
         profiling: Option<Profiling>,
-    ) -> Result<(RunRecord, Option<Phase>)> {
+    ) -> Result<Ran> {
         one_run(bench, point, run, console, quiet, profiling)
     }
 

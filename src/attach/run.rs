@@ -2,6 +2,7 @@
 //! report lines, into the run's record.
 
 use crate::error::Result;
+use crate::figures;
 use crate::report::attach as lines;
 use crate::report::console::Console;
 use crate::report::text;
@@ -64,14 +65,18 @@ pub fn over_runs<'a>(
     let mut levels = Vec::new();
     let mut cold_lines = Vec::new();
     for (sweep_value, runs) in points {
-        let all: Vec<&CycleRecord> = runs.iter().filter_map(|r| r.cycle()).collect();
         // The cold cycle is a quantity of its own: warm cycles, where any.
-        let warm: Vec<&CycleRecord> = all.iter().copied().filter(|c| !c.cold).collect();
-        let cold = all.iter().find(|c| c.cold);
-        if let (Some(cold), false, None) = (cold, warm.is_empty(), sweep) {
-            cold_lines.push(lines::cold_line(cold));
+        let cycles: Vec<&CycleRecord> = runs
+            .iter()
+            .filter(|r| figures::counts(r, runs))
+            .filter_map(|r| r.cycle())
+            .collect();
+        let cold = runs.iter().filter_map(|r| r.cycle()).find(|c| c.cold);
+        if let (Some(cold), None) = (cold, sweep) {
+            if !cycles.iter().any(|c| c.cold) {
+                cold_lines.push(lines::cold_line(cold));
+            }
         }
-        let cycles = if warm.is_empty() { all } else { warm };
         let per_probe = |pick: fn(&CycleRecord) -> &Timing| {
             let values: Vec<f64> = cycles
                 .iter()

@@ -12,7 +12,7 @@ use crate::config::RunConfig;
 use crate::latency::LatencyRecord;
 use crate::noise::Noise;
 use crate::probe_path::ProbePath;
-use crate::profile::{Breakdown, Profile};
+use crate::profile::Breakdown;
 use crate::runner::affinity::Placement;
 use crate::runner::cycles::{ChurnRecord, CycleRecord};
 use crate::runner::FixedRun;
@@ -87,9 +87,6 @@ pub struct RunRecord {
     pub profile: Option<Breakdown>,
     /// With `--latency`: the distribution of an operation's time.
     pub latency: Option<LatencyRecord>,
-    /// With `--profile`: the sampled stacks, for the profile's own files
-    /// (folded stacks, flame graph); not kept in the result file.
-    pub stacks: Option<Profile>,
     /// Figures of its own a benchmark measured in this run, by name (what
     /// `Workload::figures` said after the run).
     pub figures: BTreeMap<String, f64>,
@@ -194,7 +191,6 @@ impl TryFrom<RunRecordWire> for RunRecord {
             probe_path: wire.probe_path,
             profile: wire.profile,
             latency: wire.latency,
-            stacks: None,
             figures: wire.figures,
         })
     }
@@ -237,7 +233,6 @@ impl RunRecord {
             probe_path: None,
             profile: None,
             latency: None,
-            stacks: None,
             figures: BTreeMap::new(),
         }
     }
