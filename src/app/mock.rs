@@ -12,8 +12,9 @@ use crate::benches::{self, Benchmark, Info};
 use crate::bpf::Needs;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::results::cycles::{AttachedWith, CycleRecord, StepTime};
 use crate::results::{Outcome, RunRecord};
-use crate::runner::cycles::{CycleRecord, Fired, Timing};
+use crate::runner::cycles::Fired;
 use crate::runner::{Phase, ProducerCtx, Workload};
 use crate::stats::Sample;
 
@@ -184,14 +185,17 @@ impl<C: Lines> Runs<C> for MockRuns {
 /// detach, every probe fired once.
 fn cycle(us: f64) -> CycleRecord {
     let probes = 5;
-    let wall = |us: f64| Timing {
+    let wall = |us: f64| StepTime {
         wall_ns: (us * 1e3) as u64 * probes as u64,
-        ..Timing::default()
+        ..StepTime::default()
     };
     CycleRecord {
         probes,
         links: 1,
-        attached_with: "1 uprobe-multi link".to_string(),
+        attached_with: AttachedWith {
+            links: [("uprobe_multi".to_string(), 1)].into(),
+            ..AttachedWith::default()
+        },
         attach: wall(us),
         detach: wall(2.0 * us),
         fired: Some(Fired {

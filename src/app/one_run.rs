@@ -16,9 +16,10 @@ use crate::report::attach as attach_lines;
 use crate::report::console::{Console, RunConsole};
 use crate::report::profile as profile_report;
 use crate::report::reporter::Reporter;
+use crate::results::cycles::ChurnRecord;
 use crate::results::{Outcome, RunRecord};
-use crate::runner::cycles::{ChurnCycle, ChurnRecord};
-use crate::runner::phases::{self, Measured, RunObserver, Timing, Work};
+use crate::runner::cycles::ChurnCycle;
+use crate::runner::phases::{self, Measured, RunObserver, RunSeconds, Work};
 use crate::runner::{FixedRun, Phase, Workload};
 use crate::stats::{self, Sample};
 
@@ -160,7 +161,7 @@ fn kept_stacks(
 fn work_of(config: &RunConfig) -> Work {
     match config.repeat {
         Some(repeat) => Work::Fixed { repeat },
-        None => Work::Timed(Timing {
+        None => Work::Timed(RunSeconds {
             warmup_secs: config.warmup_secs,
             duration_secs: config.duration_secs,
         }),
@@ -168,7 +169,7 @@ fn work_of(config: &RunConfig) -> Work {
 }
 
 /// An attach benchmark's run: set up, then one attach cycle instead of
-/// producers (src/runner/cycles.rs), its progress and lines on the console.
+/// producers (src/attach/run.rs), its progress and lines on the console.
 fn attach_cycle(
     bench: &BenchPlan,
     config: &RunConfig,
@@ -344,7 +345,7 @@ struct ChurnObserver {
 }
 
 impl RunObserver for ChurnObserver {
-    fn measure_started(&mut self, _timing: Timing) {
+    fn measure_started(&mut self, _timing: RunSeconds) {
         self.start = Some(Instant::now());
     }
     fn measure_ended(&mut self, samples: &[Sample]) {
@@ -451,7 +452,7 @@ mod tests {
 
     fn churn_after(samples: &[Sample]) -> Option<ChurnRecord> {
         let mut churn = ChurnObserver::default();
-        churn.measure_started(Timing {
+        churn.measure_started(RunSeconds {
             warmup_secs: 1,
             duration_secs: 5,
         });

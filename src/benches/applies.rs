@@ -3,7 +3,7 @@
 //! workers, bodies, probes, timing). The command line, `--probe`, `--list`,
 //! sweeps and the run plan ask here rather than deciding for themselves.
 
-use super::{all, summarize_names, Benchmark, Info, ProducersAlias, Timing, Workers};
+use super::{all, summarize_names, Benchmark, HitTiming, Info, ProducersAlias, Workers};
 use crate::error::{Error, Result};
 
 /// An option of a run that some benchmarks take and others do not. The
@@ -96,8 +96,8 @@ impl Info {
             RunOption::Body => yes_if(self.bodies),
             RunOption::PidFilter => yes_if(self.pid_filter),
             RunOption::Latency => match self.timing {
-                Timing::PerHit => Applies::Yes,
-                Timing::Refused(why) => said(why),
+                HitTiming::PerHit => Applies::Yes,
+                HitTiming::Refused(why) => said(why),
             },
         }
     }

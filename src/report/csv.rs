@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::results::cycles::{CycleRecord, StepTime};
 use crate::results::{ResultFile, RunLevel, RunRecord};
-use crate::runner::cycles::{CycleRecord, Timing};
 use crate::runner::FixedRun;
 use crate::stats::{Sample, Summary};
 
@@ -149,7 +149,7 @@ impl<'a> Row<'a> {
     }
 
     /// One step (attach or detach) of an attach cycle.
-    fn step(lead: Self, cycle: &CycleRecord, step: &Timing) -> Self {
+    fn step(lead: Self, cycle: &CycleRecord, step: &StepTime) -> Self {
         Row {
             probes: Some(cycle.probes),
             wall_ns: Some(step.wall_ns),

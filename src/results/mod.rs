@@ -3,6 +3,7 @@
 //! The JSON form is documented in `docs/result-schema.json`.
 
 mod check;
+pub mod cycles;
 mod run;
 
 pub use run::{params_record, Outcome, PlacementRecord, RunRecord};

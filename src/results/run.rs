@@ -8,13 +8,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::cycles::{ChurnRecord, CycleRecord};
 use crate::config::RunConfig;
 use crate::latency::LatencyRecord;
 use crate::noise::Noise;
 use crate::probe_path::ProbePath;
 use crate::profile::Breakdown;
 use crate::runner::affinity::Placement;
-use crate::runner::cycles::{ChurnRecord, CycleRecord};
 use crate::runner::FixedRun;
 use crate::stats::{Sample, Summary};
 
@@ -285,4 +285,94 @@ pub fn params_record(config: &RunConfig) -> BTreeMap<String, u64> {
         .iter()
         .map(|(k, v)| (k.to_string(), v.as_number()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Counts;
+    use serde_json::Value;
+
+    fn record(outcome: Outcome) -> RunRecord {
+        RunRecord {
+            sweep_value: None,
+            producers: 1,
+            params: BTreeMap::new(),
+            placement: PlacementRecord {
+                producers: vec![None],
+                consumers: Vec::new(),
+            },
+            partial: false,
+            outcome,
+            repetition: None,
+            noise: None,
+            probe_path: Some(ProbePath::SingleStepped),
+            profile: None,
+            latency: None,
+            figures: BTreeMap::new(),
+        }
+    }
+
+    fn fixed() -> FixedRun {
+        FixedRun {
+            elapsed_ns: 1_000,
+            calls: 10,
+            ops: 10,
+            counts: Counts::default(),
+        }
+    }
+
+    #[test]
+    fn each_kind_of_outcome_keeps_the_flat_layout_and_reads_back() {
+        let sample = Sample {
+            iteration: 0,
+            elapsed_ns: 1_000_000_000,
+            late_ns: 0,
+            hits: 5,
+            drops: 0,
+            warmup: false,
+        };
+        let churn = Some(ChurnRecord::default());
+        let kinds = [
+            Outcome::nothing(),
+            Outcome::timed(vec![sample], 1),
+            Outcome::Fixed {
+                run: fixed(),
+                churn,
+            },
+            Outcome::Cycle(CycleRecord::default()),
+        ];
+        for outcome in kinds {
+            let run = record(outcome);
+            let json: Value = serde_json::to_value(&run).unwrap();
+            let keys: Vec<&str> = json
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            for key in ["samples", "summary", "fixed"] {
+                assert!(keys.contains(&key), "{keys:?}");
+            }
+            assert_eq!(json["probe_path"], "single-stepped");
+            let back: RunRecord = serde_json::from_value(json).unwrap();
+            assert_eq!(back, run);
+        }
+    }
+
+    #[test]
+    fn a_run_of_two_kinds_is_refused() {
+        let mut json = serde_json::to_value(record(Outcome::Fixed {
+            run: fixed(),
+            churn: None,
+        }))
+        .unwrap();
+        json["cycle"] = serde_json::to_value(CycleRecord::default()).unwrap();
+        let err = serde_json::from_value::<RunRecord>(json).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("both a fixed run and an attach cycle"),
+            "{err}"
+        );
+    }
 }

@@ -38,7 +38,7 @@ fn checked_cycle(bench: &str, n: usize, link_kind: &str, verified: bool) {
     let result = ResultFile::load(&json).unwrap();
     let cycle = result.runs[0].cycle().unwrap();
     assert_eq!(cycle.probes, n, "{bench}");
-    assert_has(&cycle.attached_with, link_kind);
+    assert_has(&cycle.attached_with.to_string(), link_kind);
     assert!(cycle.attach.wall_ns > 0 && cycle.detach.wall_ns > 0);
     // The cycle's lines, in order, after the set-up line.
     let lines: Vec<&str> = out
@@ -370,7 +370,7 @@ fn the_summary_line_cuts_to_the_figures() {
 }
 
 /// attach-churn's run: its hit rate, and the churn its result keeps.
-fn churn_run(args: &[&str]) -> (f64, bench::runner::cycles::ChurnRecord, String) {
+fn churn_run(args: &[&str]) -> (f64, bench::results::cycles::ChurnRecord, String) {
     let (dir, json) = temp_file("churn", "run.json");
     let mut all = vec![
         "attach-churn",
