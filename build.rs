@@ -25,6 +25,39 @@ fn git_revision() -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
+/// The words a `bpf/*.bpf.c` says to be built by clang 15 or newer.
+const NEEDS_NEWER_CLANG: &str = "needs clang 15+";
+
+/// The major version of a clang binary; `None` when it does not run.
+fn clang_major(clang: &str) -> Option<u32> {
+    let out = std::process::Command::new(clang)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let version = text.split("version ").nth(1)?;
+    version.split('.').next()?.trim().parse().ok()
+}
+
+/// The first clang of version 15 or newer: `$BPF_CLANG`, `clang`, or a
+/// versioned one (Debian's `clang-19`).
+fn newer_clang(source: &std::path::Path) -> String {
+    println!("cargo:rerun-if-env-changed=BPF_CLANG");
+    let candidates = env::var("BPF_CLANG").into_iter().chain(
+        std::iter::once("clang".to_string()).chain((15..=21).rev().map(|v| format!("clang-{v}"))),
+    );
+    for clang in candidates {
+        if clang_major(&clang).is_some_and(|major| major >= 15) {
+            return clang;
+        }
+    }
+    panic!(
+        "{} needs clang 15 or newer (BTF type tags for its kptr), and none was found: \
+         install one (scripts/install-deps.sh does) or name it in BPF_CLANG",
+        source.display()
+    )
+}
+
 fn main() {
     println!("cargo:rustc-env=BENCH_GIT_REVISION={}", git_revision());
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -51,7 +84,14 @@ fn main() {
         let stem = file.trim_end_matches(".bpf.c");
         println!("cargo:rerun-if-changed={}", source.display());
         let skeleton = out_dir.join(format!("{stem}.skel.rs"));
-        SkeletonBuilder::new()
+        let mut builder = SkeletonBuilder::new();
+        // Kptrs need BTF type tags, which clang emits from version 15 on; the
+        // other objects keep the default clang, and so their code.
+        let text = fs::read_to_string(&source).unwrap_or_default();
+        if text.contains(NEEDS_NEWER_CLANG) {
+            builder.clang(newer_clang(&source));
+        }
+        builder
             .source(&source)
             .clang_args(["-I", "bpf", "-I", multiarch.as_str(), "-Wall", "-O2"])
             .build_and_generate(&skeleton)

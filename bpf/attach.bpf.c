@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
+#include "programs.h"
 
 /* Must equal src/attach/sites.rs's SITE_COUNT rounded up to a power of two. */
 #define ATTACH_MAX_SITES 65536
@@ -34,43 +35,21 @@ static __always_inline void count_site(struct pt_regs *ctx)
 		__sync_fetch_and_add(&stray_hits, 1);
 }
 
-SEC("uprobe")
-int count_site_uprobe(struct pt_regs *ctx)
-{
-	count_site(ctx);
-	return 0;
-}
+/* A program that counts its site's hit. */
+#define SITE_PROGRAM(sec, name)			\
+	SEC(sec)				\
+	int name(struct pt_regs *ctx)		\
+	{					\
+		count_site(ctx);		\
+		return 0;			\
+	}
 
-SEC("uprobe.multi")
-int count_site_multi(struct pt_regs *ctx)
-{
-	count_site(ctx);
-	return 0;
-}
+SITE_PROGRAM("uprobe", count_site_uprobe)
+SITE_PROGRAM("uprobe.multi", count_site_multi)
+SITE_PROGRAM("usdt", count_site_usdt)
 
-SEC("usdt")
-int count_site_usdt(struct pt_regs *ctx)
-{
-	count_site(ctx);
-	return 0;
-}
-
-SEC("kprobe")
-int empty_kprobe(void *ctx)
-{
-	return 0;
-}
-
-SEC("kprobe.multi")
-int empty_kprobe_multi(void *ctx)
-{
-	return 0;
-}
-
-SEC("fentry/bpf_fentry_test1")
-int empty_fentry(void *ctx)
-{
-	return 0;
-}
+EMPTY_PROGRAM("kprobe", empty_kprobe)
+EMPTY_PROGRAM("kprobe.multi", empty_kprobe_multi)
+EMPTY_PROGRAM("fentry/bpf_fentry_test1", empty_fentry)
 
 char LICENSE[] SEC("license") = "GPL";

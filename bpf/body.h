@@ -219,4 +219,15 @@ static __always_inline void count_and_run_body(void *ctx, __u64 stack_flags)
 		body_printk();
 }
 
+/* A program that counts a hit and runs the body, and nothing else;
+ * stack_flags as count_and_run_body's.
+ */
+#define BODY_PROGRAM(sec, name, stack_flags)		\
+	SEC(sec)					\
+	int name(void *ctx)				\
+	{						\
+		count_and_run_body(ctx, stack_flags);	\
+		return 0;				\
+	}
+
 #endif

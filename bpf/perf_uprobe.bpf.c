@@ -5,38 +5,25 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "programs.h"
 
 unsigned int entries;
 unsigned int returns;
 
-SEC("?uprobe")
-int usleep_empty(void *ctx)
-{
-	return 0;
-}
+/* A bpf_trace_printk() of the count of calls so far, as perf's programs. */
+#define PRINTK_PROGRAM(sec, name, fmt_text, count)			\
+	SEC(sec)							\
+	int name(void *ctx)						\
+	{								\
+		char fmt[] = fmt_text;					\
+									\
+		bpf_trace_printk(fmt, sizeof(fmt), ++count);		\
+		return 0;						\
+	}
 
-SEC("?uprobe")
-int usleep_printk(void *ctx)
-{
-	char fmt[] = "bench uprobe %u";
-
-	bpf_trace_printk(fmt, sizeof(fmt), ++entries);
-	return 0;
-}
-
-SEC("?uretprobe")
-int usleep_empty_ret(void *ctx)
-{
-	return 0;
-}
-
-SEC("?uretprobe")
-int usleep_printk_ret(void *ctx)
-{
-	char fmt[] = "bench uretprobe %u";
-
-	bpf_trace_printk(fmt, sizeof(fmt), ++returns);
-	return 0;
-}
+EMPTY_PROGRAM("?uprobe", usleep_empty)
+PRINTK_PROGRAM("?uprobe", usleep_printk, "bench uprobe %u", entries)
+EMPTY_PROGRAM("?uretprobe", usleep_empty_ret)
+PRINTK_PROGRAM("?uretprobe", usleep_printk_ret, "bench uretprobe %u", returns)
 
 char LICENSE[] SEC("license") = "GPL";

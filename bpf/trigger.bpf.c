@@ -29,6 +29,7 @@ static __always_inline const void *body_user(void *ctx)
 }
 
 #include "body.h"
+#include "programs.h"
 
 /* Set before load; rodata is frozen, so the verifier sees a constant bound. */
 const volatile __u32 batch_iters = 1;
@@ -66,19 +67,8 @@ int drive_kfunc(void *ctx)
 	return 0;
 }
 
-SEC("?tp/bpf_test_run/bpf_trigger_tp")
-int count_tp(void *ctx)
-{
-	count_and_run_body(ctx, 0);
-	return 0;
-}
-
-SEC("?raw_tp/bpf_trigger_tp")
-int count_rawtp(void *ctx)
-{
-	count_and_run_body(ctx, 0);
-	return 0;
-}
+BODY_PROGRAM("?tp/bpf_test_run/bpf_trigger_tp", count_tp, 0)
+BODY_PROGRAM("?raw_tp/bpf_trigger_tp", count_rawtp, 0)
 
 SEC("?fmod_ret/bpf_modify_return_test_tp")
 int count_fmodret(void *ctx)
@@ -88,61 +78,17 @@ int count_fmodret(void *ctx)
 	return -22;
 }
 
-SEC("?fentry/bpf_get_numa_node_id")
-int count_fentry(void *ctx)
-{
-	count_and_run_body(ctx, 0);
-	return 0;
-}
-
-SEC("?fexit/bpf_get_numa_node_id")
-int count_fexit(void *ctx)
-{
-	count_and_run_body(ctx, 0);
-	return 0;
-}
-
-SEC("?kprobe/bpf_get_numa_node_id")
-int count_kprobe(void *ctx)
-{
-	count_and_run_body(ctx, 0);
-	return 0;
-}
-
-SEC("?kretprobe/bpf_get_numa_node_id")
-int count_kretprobe(void *ctx)
-{
-	count_and_run_body(ctx, 0);
-	return 0;
-}
-
-SEC("?kprobe.multi/bpf_get_numa_node_id")
-int count_kprobe_multi(void *ctx)
-{
-	count_and_run_body(ctx, 0);
-	return 0;
-}
-
-SEC("?kretprobe.multi/bpf_get_numa_node_id")
-int count_kretprobe_multi(void *ctx)
-{
-	count_and_run_body(ctx, 0);
-	return 0;
-}
+BODY_PROGRAM("?fentry/bpf_get_numa_node_id", count_fentry, 0)
+BODY_PROGRAM("?fexit/bpf_get_numa_node_id", count_fexit, 0)
+BODY_PROGRAM("?kprobe/bpf_get_numa_node_id", count_kprobe, 0)
+BODY_PROGRAM("?kretprobe/bpf_get_numa_node_id", count_kretprobe, 0)
+BODY_PROGRAM("?kprobe.multi/bpf_get_numa_node_id", count_kprobe_multi, 0)
+BODY_PROGRAM("?kretprobe.multi/bpf_get_numa_node_id", count_kretprobe_multi, 0)
 
 /* trig-k(ret)probe-multi-all: an empty program on every attachable kernel
  * function (set-up gives the list), beside the counting program above.
  */
-SEC("?kprobe.multi")
-int empty_kprobe_multi(void *ctx)
-{
-	return 0;
-}
-
-SEC("?kretprobe.multi")
-int empty_kretprobe_multi(void *ctx)
-{
-	return 0;
-}
+EMPTY_PROGRAM("?kprobe.multi", empty_kprobe_multi)
+EMPTY_PROGRAM("?kretprobe.multi", empty_kretprobe_multi)
 
 char LICENSE[] SEC("license") = "GPL";

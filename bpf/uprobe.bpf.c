@@ -18,18 +18,7 @@ static __always_inline const void *body_user(void *ctx)
 
 #include "body.h"
 
-SEC("uprobe")
-int count_uprobe(void *ctx)
-{
-	count_and_run_body(ctx, BPF_F_USER_STACK);
-	return 0;
-}
-
-SEC("uprobe.multi")
-int count_uprobe_multi(void *ctx)
-{
-	count_and_run_body(ctx, BPF_F_USER_STACK);
-	return 0;
-}
+BODY_PROGRAM("uprobe", count_uprobe, BPF_F_USER_STACK)
+BODY_PROGRAM("uprobe.multi", count_uprobe_multi, BPF_F_USER_STACK)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -29,6 +29,8 @@ use bench::bpf::skel::ringbuf::{OpenRingbufSkel, RingbufSkelBuilder};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{libbpf_sys, MapCore, MapFlags, MapHandle, MapType, RingBufferBuilder};
 
+mod plain;
+
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let b2b = args.first().map(String::as_str) == Some("--b2b");
@@ -50,19 +52,9 @@ fn main() -> ExitCode {
             }
         };
     }
-    let number =
-        |i: usize, default: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    let number = |i, default| plain::number(&args, i, default);
     let (secs, warmup, batch) = (number(0, 5), number(1, 1), number(2, 500));
-    match run(b2b, secs, warmup, batch as u32) {
-        Ok(rate) => {
-            println!("{rate:.3}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("plain_ringbuf: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    plain::print_rate("plain_ringbuf", run(b2b, secs, warmup, batch as u32))
 }
 
 fn pin(cpu: usize) -> Result<(), String> {

@@ -15,6 +15,8 @@ use bench::bpf::HitCounters;
 use libbpf_rs::libbpf_sys;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
+mod plain;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tp = match args.first().map(String::as_str) {
@@ -25,19 +27,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let number =
-        |i: usize, default: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    let number = |i, default| plain::number(&args, i, default);
     let (secs, warmup, batch) = (number(1, 5), number(2, 1), number(3, 100));
-    match run(tp, secs, warmup, batch as u32) {
-        Ok(rate) => {
-            println!("{rate:.3}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("plain_trigger: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    plain::print_rate("plain_trigger", run(tp, secs, warmup, batch as u32))
 }
 
 fn run(tp: bool, secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {

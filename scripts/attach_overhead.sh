@@ -5,8 +5,7 @@
 #   PAIRS=9 N=10000 scripts/attach_overhead.sh
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
-cd "$root"
-source scripts/cargo-env.sh
+enter_root
 pairs=${PAIRS:-9}
 n=${N:-10000}
 

@@ -7,8 +7,7 @@
 #   PAIRS=5 scripts/latency_cost.sh
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
-cd "$root"
-source scripts/cargo-env.sh
+enter_root
 PAIRS=${PAIRS:-5}
 
 prepare_bench

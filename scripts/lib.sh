@@ -18,6 +18,18 @@ ARGS=()
 # "label<TAB>summary" rows, after a "#kernel<TAB>release" row.
 ROWS=${BENCH_KERNEL_ROWS:-0}
 
+# Prints the script's help: its header comment, down to its `set` line.
+usage() {
+	sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
+}
+
+# The measurement scripts work from the tree's root, with cargo on PATH (they
+# build examples).
+enter_root() {
+	cd "$root"
+	source scripts/cargo-env.sh
+}
+
 # Takes the scripts' common options out of "$@"; the rest goes to ARGS.
 #   --markdown   print a Markdown table (for a commit message or a PR)
 #   --json DIR   keep one result file per benchmark in DIR, for bench compare
@@ -51,10 +63,7 @@ parse_common_args() {
 			shift
 			;;
 		--runs=*) RUNS=${1#--runs=} ;;
-		-h | --help)
-			sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
-			exit 0
-			;;
+		-h | --help) usage; exit 0 ;;
 		*) ARGS+=("$1") ;;
 		esac
 		shift
@@ -188,7 +197,8 @@ table_header() { # column names...
 # bench_line LABEL NAME [bench options...]
 # Prints "LABEL: <summary>" as the kernel's scripts do (or a Markdown row), or
 # "unsupported: <why>" when this kernel cannot run NAME. With PROBE_PATH=1 a
-# last column says how the kernel handled the probe ("-" where none).
+# last column says how the kernel handled the probe ("-" where none);
+# LABEL_WIDTH (15 by default) is the label's width, as the kernel's script pads it.
 bench_line() {
 	local label=$1 summary path=
 	shift
@@ -218,8 +228,78 @@ bench_line() {
 	elif [[ -n $path ]]; then
 		printf "%-15s: %-45s %s\n" "$label" "$summary" "$path"
 	else
-		printf "%-15s: %s\n" "$label" "$summary"
+		printf "%-${LABEL_WIDTH:-15}s: %s\n" "$label" "$summary"
 	fi
+}
+
+# summary_row LABEL SUMMARY: one line as run_common.sh's summarize functions
+# print it ("%-20s %s"), a Markdown row, or a --kernels cell.
+summary_row() {
+	if ((ROWS)); then
+		printf '%s\t%s\n' "$1" "$2"
+	elif ((MARKDOWN)); then
+		printf '| %s | %s |\n' "$1" "$2"
+	else
+		printf '%-20s %s\n' "$1" "$2"
+	fi
+}
+
+# cut_line ops|hits LABEL NAME [bench options...]: the summary as
+# run_common.sh's summarize_ops ("LABEL throughput: X ± Y M ops/s, latency:
+# Z ns/op", from the kernel runner's ops lines) or summarize ("LABEL X ± Y M/s
+# (drops ...)", from its hits lines) cuts it, or why this kernel cannot run
+# NAME.
+cut_line() {
+	local kind=$1 label=$2 summary
+	shift 2
+	bench_run "$@"
+	if [[ $BENCH_VERDICT != ok ]]; then
+		summary_row "$label" "$BENCH_VERDICT"
+		return
+	fi
+	summary=$(tail -n1 <<<"$BENCH_OUT")
+	field() { sed -E "s/.*$1 +([0-9.]+ $2).*/\1/" <<<"$summary"; }
+	case $kind in
+	ops) summary_row "$label" "throughput: $(field throughput '± [0-9.]+ M ops\/s'), latency: $(field latency 'ns\/op')" ;;
+	hits) summary_row "$label" "$(field hits '± [0-9.]+M\/s') (drops $(field drops '± [0-9.]+M\/s'))" ;;
+	esac
+}
+
+# script_args [script arguments...]: the common options, no other argument;
+# sets WD_ARGS to the warm-up and duration (WD, default "-w2 -d5") and --runs.
+script_args() {
+	parse_common_args "$@"
+	((${#ARGS[@]} == 0)) || { echo "$(basename "$0"): unexpected argument ${ARGS[0]}" >&2; exit 2; }
+	read -r -a WD_ARGS <<<"${WD:--w2 -d5}"
+	((RUNS > 1)) && WD_ARGS+=(--runs "$RUNS")
+	return 0
+}
+
+# loop_script NAME LABEL [script arguments...]: the kernel's
+# run_bench_bpf_loop.sh and run_bench_bpf_for.sh, for NAME (bpf-loop,
+# bpf-for): each thread count (THREADS) and --nr_loops (NR_LOOPS), a subtitle
+# and a cut_line each; in a table, the thread count and loops in the label.
+loop_script() {
+	local name=$1 label=$2 t i threads loops
+	shift 2
+	script_args "$@"
+	read -r -a threads <<<"${THREADS:-1 4 8 12 16}"
+	read -r -a loops <<<"${NR_LOOPS:-10 100 500 1000 5000 10000 50000 100000 500000 1000000}"
+	prepare_bench
+	table_header case "throughput, latency"
+	for t in "${threads[@]}"; do
+		for i in "${loops[@]}"; do
+			JSON_NAME=$name-p$t-nr_loops$i
+			if ((MARKDOWN || ROWS)); then
+				cut_line ops "$label p$t nr_loops $i" "$name" "${WD_ARGS[@]}" -a -p "$t" --nr_loops "$i"
+			else
+				printf '\t%s\n' "nr_loops: $i, nr_threads: $t"
+				cut_line ops "$label: " "$name" "${WD_ARGS[@]}" -a -p "$t" --nr_loops "$i"
+				printf '\n'
+			fi
+		done
+	done
+	finish
 }
 
 # The median of numbers one per line.

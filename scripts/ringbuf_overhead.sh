@@ -7,8 +7,7 @@
 #   PAIRS=7 MODES="default b2b" SECS=5 scripts/ringbuf_overhead.sh
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
-cd "$root"
-source scripts/cargo-env.sh
+enter_root
 PAIRS=${PAIRS:-7}
 secs=${SECS:-5}
 read -r -a modes <<<"${MODES:-default b2b}"

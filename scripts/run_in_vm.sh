@@ -10,11 +10,18 @@
 #
 # Options:
 #   --kernel PATH|VERSION  a kernel image (vmlinuz, bzImage, or a built kernel
-#                          tree), or a Debian version: 6.1, 6.12 (the newest
-#                          package of that series apt knows) or an exact one
-#                          (6.12.117+deb12-amd64). Debian kernels are
+#                          tree), or a Debian version: a series (5.10, 6.1,
+#                          6.12: the newest package of that series), an exact
+#                          one (6.12.117+deb12-amd64), or newest (the newest
+#                          kernel Debian has, from unstable). Debian kernels are
 #                          downloaded with apt-get download and unpacked into
-#                          the cache; the host's /boot is left alone.
+#                          the cache; the host's /boot is left alone. A series
+#                          the host's apt lacks (5.10: Debian 11) is looked up
+#                          in a private apt configuration in the cache
+#                          (bullseye, bookworm, trixie, sid); the host's apt
+#                          sources are never changed.
+#   --list-kernels         print the Debian series reachable and the package
+#                          each one means, then exit
 #   --accel auto|kvm|tcg   KVM, or TCG (emulation). auto (the default) uses KVM
 #                          when a test boot with it works, TCG otherwise; the
 #                          answer is cached per host kernel.
@@ -40,11 +47,11 @@
 # Exit code: the guest command's, or 2 (bad arguments), 1 (set-up failed).
 set -euo pipefail
 
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 cache=${BENCH_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bench-vm}
 virtme_ng_version=1.42
 
-kernel= accel=auto cpus= memory=2G timeout= exec_mode=0 verbose=0 prepare=0
+kernel= accel=auto cpus= memory=2G timeout= exec_mode=0 verbose=0 prepare=0 list_kernels=0
 die() {
 	echo "run_in_vm: $1" >&2
 	exit "${2:-1}"
@@ -62,16 +69,14 @@ while (($#)); do
 	--exec) exec_mode=1 ;;
 	--verbose) verbose=1 ;;
 	--prepare) prepare=1 ;;
+	--list-kernels) list_kernels=1 ;;
 	--) shift; break ;;
-	-h | --help)
-		sed -n '2,/^set /p' "$0" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
-		exit 0
-		;;
+	-h | --help) usage; exit 0 ;;
 	*) die "unknown option '$1' (bench's arguments go after --)" 2 ;;
 	esac
 	shift
 done
-[[ -n $kernel ]] || die "--kernel PATH|VERSION is required" 2
+[[ -n $kernel ]] || ((list_kernels)) || die "--kernel PATH|VERSION is required" 2
 [[ $accel == auto || $accel == kvm || $accel == tcg ]] || die "--accel takes auto, kvm or tcg" 2
 [[ -z $timeout || $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout takes whole seconds" 2
 [[ -z $cpus || $cpus =~ ^[1-9][0-9]*$ ]] || die "--cpus takes a count" 2
@@ -88,7 +93,7 @@ if [[ -e $kernel ]]; then
 		die "--kernel $kernel is not a kernel image (no x86 boot header)" 2
 	fi
 fi
-(($#)) || ((prepare)) || die "nothing to run: give bench's arguments after --" 2
+(($#)) || ((prepare)) || ((list_kernels)) || die "nothing to run: give bench's arguments after --" 2
 ((EUID == 0)) || die "run it as root (sudo): it installs packages and boots a VM whose bench loads BPF" 3
 
 mkdir -p "$cache"
@@ -129,25 +134,123 @@ install_virtme_ng() {
 	export PATH=$venv/bin:$PATH
 }
 
-# The newest Debian package for a version: 6.1 -> linux-image-6.1.0-N-amd64-unsigned,
-# 6.12 -> linux-image-6.12.N+debM-amd64-unsigned; an exact release names its own.
-debian_package() {
-	local version=${1%-amd64} pattern names
-	pattern="^linux-image-$(sed -e 's/[.+]/\\&/g' <<<"$version")([.-][^ ]*)?-amd64-unsigned\$"
-	names=$(apt-cache pkgnames linux-image- | grep -E "$pattern" | grep -v -e '-cloud-' -e '-rt-' || true)
-	if [[ -z $names ]]; then
-		apt-get update -q >/dev/null
-		names=$(apt-cache pkgnames linux-image- | grep -E "$pattern" | grep -v -e '-cloud-' -e '-rt-' || true)
-	fi
-	local name
-	for name in $(sort -V -r <<<"$names"); do
-		# Only a package apt can download.
-		if [[ $(apt-cache policy "$name") == *"Candidate: "[0-9]* ]]; then
+# Debian's suites from bullseye (5.10) to sid, in an apt configuration of the
+# cache's own: a series the host's apt lacks is found there, and the host's
+# sources and lists are left as they are. Read again once a day.
+private_apt=$cache/apt
+private_apt_opts=(-o "Dir::Etc::SourceList=$private_apt/sources.list"
+	-o "Dir::Etc::SourceParts=$private_apt/empty" -o "Dir::Etc::Preferences=/dev/null"
+	-o "Dir::Etc::PreferencesParts=$private_apt/empty" -o "Dir::State::Lists=$private_apt/lists"
+	-o "Dir::Cache=$private_apt/cache" -o "APT::Sandbox::User=root")
+private_apt_update() {
+	[[ -f $private_apt/updated && -z $(find "$private_apt/updated" -mmin +1440) ]] && return 0
+	mkdir -p "$private_apt/empty" "$private_apt/lists/partial" "$private_apt/cache/archives/partial"
+	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg suite
+	: >"$private_apt/sources.list"
+	for suite in bullseye bookworm trixie; do
+		printf 'deb [signed-by=%s] http://deb.debian.org/debian %s main\n' "$keyring" "$suite"
+		printf 'deb [signed-by=%s] http://deb.debian.org/debian-security %s-security main\n' "$keyring" "$suite"
+	done >>"$private_apt/sources.list"
+	printf 'deb [signed-by=%s] http://deb.debian.org/debian sid main\n' "$keyring" >>"$private_apt/sources.list"
+	log "reading Debian's package lists (bullseye to sid) into $private_apt"
+	apt-get "${private_apt_opts[@]}" update -q >/dev/null 2>&1 ||
+		die "apt-get could not read Debian's package lists into $private_apt"
+	touch "$private_apt/updated"
+}
+
+# newest_package host|private ERE: the newest downloadable linux-image package
+# matching ERE, an unsigned one where the series has them.
+newest_package() {
+	local apt_cache=(apt-cache) names name
+	[[ $1 == private ]] && apt_cache+=("${private_apt_opts[@]}")
+	names=$("${apt_cache[@]}" pkgnames linux-image- 2>/dev/null | grep -E "$2" |
+		grep -v -e '-cloud-' -e '-rt-' -e '-dbg' || true)
+	# The newest version first; of one version, the unsigned package (the same
+	# kernel, without the signed package's indirection).
+	for name in $(awk 'NF { key = $0; sub(/-unsigned$/, "", key); print key "\t" ($0 == key) "\t" $0 }' <<<"$names" |
+		sort -t "$(printf '\t')" -k1,1Vr -k2,2n | cut -f3); do
+		if [[ $("${apt_cache[@]}" policy "$name" 2>/dev/null) == *"Candidate: "[0-9]* ]]; then
 			echo "$name"
 			return 0
 		fi
 	done
 	return 1
+}
+
+# debian_package VERSION: "host PACKAGE" or "private PACKAGE". A series (6.1,
+# 6.12) or exact release from the host's apt where it has one (as the tests'
+# kernels always came), else from the private configuration; newest: the
+# newest kernel of them all.
+debian_package() {
+	local version=${1%-amd64} pattern
+	if [[ $version == newest ]]; then
+		pattern='^linux-image-[0-9]+\.[0-9]+[^ ]*-amd64(-unsigned)?$'
+	else
+		pattern="^linux-image-$(sed -e 's/[.+]/\\&/g' <<<"$version")([.-][^ ]*)?-amd64(-unsigned)?\$"
+		local name
+		if name=$(newest_package host "$pattern"); then
+			echo "host $name"
+			return 0
+		fi
+		if ((EUID == 0)) && [[ -z ${BENCH_VM_NO_HOST_UPDATE:-} ]]; then
+			apt-get update -q >/dev/null 2>&1 || true
+			export BENCH_VM_NO_HOST_UPDATE=1
+			if name=$(newest_package host "$pattern"); then
+				echo "host $name"
+				return 0
+			fi
+		fi
+	fi
+	private_apt_update
+	name=$(newest_package private "$pattern") || return 1
+	echo "private $name"
+}
+
+# --list-kernels: each series this script can boot by name, and its package.
+list_kernels() {
+	local series found
+	private_apt_update
+	# The host's lists once, not once a series.
+	apt-get update -q >/dev/null 2>&1 || true
+	export BENCH_VM_NO_HOST_UPDATE=1
+	for series in 5.10 6.1 6.12 newest; do
+		if found=$(debian_package "$series"); then
+			printf '%-7s %s (%s apt)\n' "$series" "${found#* }" "${found%% *}"
+		else
+			printf '%-7s unreachable: no Debian package found\n' "$series"
+		fi
+	done
+}
+
+# download_kernel SOURCE PACKAGE DIR: the package unpacked into DIR. Where
+# Debian splits the image (unstable: linux-image-X depends on linux-binary-X,
+# linux-modules-X and linux-base-X), the parts are unpacked together.
+download_kernel() {
+	local apt=(apt-get) apt_cache=(apt-cache) tmp deb parts
+	[[ $1 == private ]] && apt+=("${private_apt_opts[@]}") && apt_cache+=("${private_apt_opts[@]}")
+	parts=$("${apt_cache[@]}" depends "$2" 2>/dev/null |
+		grep -o -E 'linux-(binary|modules|base)-[^ ]+' | sort -u || true)
+	[[ -n $parts ]] || parts=$2
+	log "downloading $(tr '\n' ' ' <<<"$parts")"
+	tmp=$(mktemp -d "$cache/kernels.XXXXXX")
+	# shellcheck disable=SC2086 # one word per package
+	(cd "$tmp" && "${apt[@]}" download -q $parts >/dev/null 2>&1) ||
+		{ rm -rf "$tmp"; die "apt-get download $2 failed"; }
+	mkdir "$tmp/tree"
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb -x "$deb" "$tmp/tree" || { rm -rf "$tmp"; die "cannot unpack $deb"; }
+	done
+	mkdir -p "$cache/kernels"
+	mv "$tmp/tree" "$3"
+	rm -rf "$tmp"
+}
+
+first_file() {
+	local file
+	for file in "$@"; do
+		[[ -f $file ]] && { echo "$file"; return 0; }
+	done
+	return 0
 }
 
 # Sets KIMG (the image to boot) and KCONFIG (its configuration, when known).
@@ -160,28 +263,23 @@ resolve_kernel() {
 		[[ -d $KIMG && -f $KIMG/.config ]] && KCONFIG=$KIMG/.config
 		return 0
 	fi
-	[[ $kernel =~ ^[0-9]+\.[0-9]+[0-9a-z.+-]*$ ]] ||
+	[[ $kernel == newest || $kernel =~ ^[0-9]+\.[0-9]+[0-9a-z.+-]*$ ]] ||
 		die "--kernel '$kernel' is neither a file nor a kernel version such as 6.12" 2
-	local pkg dir tmp deb
-	pkg=$(debian_package "$kernel") ||
-		die "apt knows no Debian kernel package for $kernel (apt-cache search linux-image lists them)" 2
+	local found pkg dir
+	found=$(debian_package "$kernel") ||
+		die "Debian has no kernel package for $kernel (scripts/run_in_vm.sh --list-kernels lists the series)" 2
+	pkg=${found#* }
 	dir=$cache/kernels/$pkg
-	if [[ ! -d $dir ]]; then
-		log "downloading $pkg"
-		tmp=$(mktemp -d "$cache/kernels.XXXXXX")
-		(cd "$tmp" && apt-get download -q "$pkg" >/dev/null 2>&1) ||
-			{ rm -rf "$tmp"; die "apt-get download $pkg failed"; }
-		deb=("$tmp"/*.deb)
-		mkdir "$tmp/tree"
-		dpkg-deb -x "${deb[0]}" "$tmp/tree" || { rm -rf "$tmp"; die "cannot unpack ${deb[0]}"; }
-		mkdir -p "$cache/kernels"
-		mv "$tmp/tree" "$dir"
-		rm -rf "$tmp"
-	fi
-	KIMG=$(ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -n1)
-	[[ -n $KIMG ]] || die "$pkg holds no boot/vmlinuz-*"
-	KCONFIG=$(ls "$dir"/boot/config-* 2>/dev/null | head -n1)
+	[[ -d $dir ]] || download_kernel "${found%% *}" "$pkg" "$dir"
+	# Older packages keep the image in boot/, unstable's in usr/lib/modules/.
+	KIMG=$(first_file "$dir"/boot/vmlinuz-* "$dir"/usr/lib/modules/*/vmlinuz)
+	[[ -n $KIMG ]] || die "$pkg holds no vmlinuz"
+	KCONFIG=$(first_file "$dir"/boot/config-* "$dir"/usr/lib/modules/*/config)
 }
+if ((list_kernels)); then
+	list_kernels
+	exit 0
+fi
 # The kernel first: a mistyped version is refused (2) before any set-up.
 resolve_kernel
 install_virtme_ng

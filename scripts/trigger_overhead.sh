@@ -5,8 +5,7 @@
 #   PAIRS=5 scripts/trigger_overhead.sh
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
-cd "$root"
-source scripts/cargo-env.sh
+enter_root
 
 prepare_bench
 plain=$(plain_example plain_trigger)

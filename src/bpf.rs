@@ -523,3 +523,13 @@ impl HitCounters {
             .sum()
     }
 }
+
+/// [`HitCounters::new`] over a loaded skeleton's `hits` array (`bpf/counters.h`
+/// in its .bss). Unsafe as `new` is, so it goes inside the caller's `unsafe`
+/// block.
+macro_rules! hit_counters {
+    ($skel:expr) => {
+        $crate::bpf::HitCounters::new($skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))
+    };
+}
+pub(crate) use hit_counters;

@@ -25,6 +25,7 @@ pub const DEFAULT_PRODUCERS: usize = 1;
 pub enum BenchOption {
     Number(NumberOption),
     Flag(FlagOption),
+    Text(TextOption),
 }
 
 /// An option with a numeric value in a range (`--rb-batch-cnt 100`).
@@ -48,20 +49,35 @@ pub struct FlagOption {
     pub help: &'static str,
 }
 
-/// The value of one option: the kind of the option it belongs to.
+/// An option with a word for its value (`--crypto-cipher 'cbc(aes)'`),
+/// from 1 to `max_len` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextOption {
+    pub long: &'static str,
+    pub value_name: &'static str,
+    pub help: &'static str,
+    pub default: &'static str,
+    pub max_len: usize,
+}
+
+/// The value of one option: the kind of the option it belongs to. A text
+/// given on the command line lives as long as the process (it is leaked
+/// once, when parsed), so that values stay plain `Copy` data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OptionValue {
     Number(u64),
     Flag(bool),
+    Text(&'static str),
 }
 
 impl OptionValue {
     /// The value as a number: result files and sweep tables keep a flag as
-    /// 0 or 1, as they always have (the schema's integers).
-    pub fn as_number(self) -> u64 {
+    /// 0 or 1, as they always have (the schema's integers); `None` for a text.
+    pub fn as_number(self) -> Option<u64> {
         match self {
-            OptionValue::Number(value) => value,
-            OptionValue::Flag(on) => u64::from(on),
+            OptionValue::Number(value) => Some(value),
+            OptionValue::Flag(on) => Some(u64::from(on)),
+            OptionValue::Text(_) => None,
         }
     }
 }
@@ -71,6 +87,7 @@ impl BenchOption {
         match self {
             BenchOption::Number(o) => o.long,
             BenchOption::Flag(o) => o.long,
+            BenchOption::Text(o) => o.long,
         }
     }
 
@@ -78,6 +95,7 @@ impl BenchOption {
         match self {
             BenchOption::Number(o) => o.help,
             BenchOption::Flag(o) => o.help,
+            BenchOption::Text(o) => o.help,
         }
     }
 
@@ -86,6 +104,7 @@ impl BenchOption {
         match self {
             BenchOption::Number(o) => OptionValue::Number(o.default),
             BenchOption::Flag(_) => OptionValue::Flag(false),
+            BenchOption::Text(o) => OptionValue::Text(o.default),
         }
     }
 
@@ -95,7 +114,7 @@ impl BenchOption {
         match (self, value) {
             (BenchOption::Number(_), value) => Some(OptionValue::Number(value)),
             (BenchOption::Flag(_), 0 | 1) => Some(OptionValue::Flag(value == 1)),
-            (BenchOption::Flag(_), _) => None,
+            (BenchOption::Flag(_), _) | (BenchOption::Text(_), _) => None,
         }
     }
 }
@@ -125,6 +144,14 @@ impl Params {
     pub fn flag(&self, option: &FlagOption) -> bool {
         match self.0.get(option.long) {
             Some(&OptionValue::Flag(on)) => on,
+            _ => undeclared(option.long),
+        }
+    }
+
+    /// The word of a text option; reading an undeclared one panics as above.
+    pub fn text(&self, option: &TextOption) -> &'static str {
+        match self.0.get(option.long) {
+            Some(&OptionValue::Text(text)) => text,
             _ => undeclared(option.long),
         }
     }
@@ -253,6 +280,42 @@ impl Body {
     /// Every name, for messages: `count, ktime, ...`.
     pub fn names() -> String {
         Body::ALL.map(Body::name).join(", ")
+    }
+}
+
+/// The parameter `--sweep` names, as parsed: typed before any benchmark is
+/// known, resolved against each benchmark into a [`SweepParam`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SweepName {
+    /// `producers`.
+    Producers,
+    /// `body`: the values are bodies, by name.
+    Body,
+    /// `consumers`.
+    Consumers,
+    /// Any other name: a benchmark's own option, or its name for the
+    /// producer count (`parallelism`).
+    Other(String),
+}
+
+impl SweepName {
+    pub fn parse(name: &str) -> SweepName {
+        match name {
+            "producers" => SweepName::Producers,
+            "body" => SweepName::Body,
+            "consumers" => SweepName::Consumers,
+            other => SweepName::Other(other.to_string()),
+        }
+    }
+
+    /// The name as written.
+    pub fn as_str(&self) -> &str {
+        match self {
+            SweepName::Producers => "producers",
+            SweepName::Body => "body",
+            SweepName::Consumers => "consumers",
+            SweepName::Other(name) => name,
+        }
     }
 }
 

@@ -57,15 +57,13 @@ pub const HITS: Figure = Figure {
     show_spread: rate_with_sd,
 };
 
-/// All operations per second: perf's headline.
+/// All operations per second: perf's headline, a rate as hits are.
 pub const OPERATIONS: Figure = Figure {
     name: "operations",
     unit: "operations",
-    better: Better::Higher,
     of_run: |run| Some(run.summary()?.total.mean),
     per_second: Some(Sample::total_per_sec),
-    show: rate,
-    show_spread: rate_with_sd,
+    ..HITS
 };
 
 /// The wall time an attach cycle took to attach, per probe.
@@ -82,18 +80,16 @@ pub const ATTACH: Figure = Figure {
     show_spread: micros_per_probe_with_sd,
 };
 
-/// The wall time an attach cycle took to detach, per probe.
+/// The wall time an attach cycle took to detach, per probe: shown and
+/// judged as attach's.
 pub const DETACH: Figure = Figure {
     name: "detach",
     unit: "detach \u{b5}s/probe",
-    better: Better::Lower,
     of_run: |run| {
         let cycle = run.cycle()?;
         Some(cycle.detach.us_per_probe(cycle.probes))
     },
-    per_second: None,
-    show: micros_per_probe,
-    show_spread: micros_per_probe_with_sd,
+    ..ATTACH
 };
 
 /// Whether `run` counts among `runs` when they are judged: the first, cold

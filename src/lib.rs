@@ -26,3 +26,4 @@ pub mod runner;
 pub mod stats;
 pub mod sweep;
 pub mod targets;
+pub mod trigger_path;

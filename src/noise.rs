@@ -324,14 +324,7 @@ mod tests {
             warmup_secs: 0,
             duration_secs: 5,
         };
-        let second = |warmup| Sample {
-            iteration: 0,
-            elapsed_ns: 1_000_000_000,
-            late_ns: 0,
-            hits: 1,
-            drops: 0,
-            warmup,
-        };
+        let second = |warmup| Sample::on_time(0, 1, 0, warmup);
         // Stopped with no sample, or with warm-up samples only: none.
         for samples in [vec![], vec![second(true)]] {
             let mut observer = NoiseObserver::new(1);

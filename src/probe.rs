@@ -48,13 +48,19 @@ pub fn chosen(
     Ok(named)
 }
 
-/// Sets `bench` up with its defaults and `options` and drops it at once.
-pub fn probe(bench: &dyn Benchmark, options: ProbeOptions) -> Result<()> {
+/// Sets `bench` up with its defaults and `options` and drops it at once;
+/// what its verdict says besides `ok`: the fallback trigger it took, if it
+/// took one.
+pub fn probe(bench: &dyn Benchmark, options: ProbeOptions) -> Result<Option<String>> {
     if bench.needs_bpf() {
         bpf::check_privileges(bench.name(), bench.needs())?;
     }
     let config = config_with(bench, options)?;
-    bench.setup(&config).map(drop)
+    let workload = bench.setup(&config)?;
+    Ok(workload
+        .trigger()
+        .filter(|used| used.refused.is_some())
+        .map(|used| crate::report::text::trigger_line(&used)))
 }
 
 // The outcomes are data, kept with the results: the report prints them
@@ -112,7 +118,7 @@ pub fn probe_each(benches: &[&'static dyn Benchmark], options: ProbeOptions) -> 
 /// One benchmark's outcome under `--probe`.
 fn outcome_of(bench: &'static dyn Benchmark, options: ProbeOptions) -> Outcome {
     let (status, reason) = match probe(bench, options) {
-        Ok(()) => (Status::Ok, None),
+        Ok(note) => (Status::Ok, note),
         Err(Error::Unsupported(why)) => (Status::Unsupported, Some(why)),
         Err(Error::Permission(_)) => (
             Status::Permission,

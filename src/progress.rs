@@ -13,6 +13,7 @@ pub enum Progress {
     Finished,
 }
 
+/// Set once, by main ([`listen`]) before anything runs; read by [`tell`].
 static LISTENER: OnceLock<fn(Progress)> = OnceLock::new();
 
 /// Makes `listener` hear every progress told from now on (the first one set

@@ -1,7 +1,7 @@
 //! `--sweep PARAM=LIST`: the same benchmark once per value of one parameter.
 
-use crate::benches::{self, Benchmark};
-use crate::config::{Body, RunConfig, SweepParam, SweepSpec, MAX_THREADS};
+use crate::benches::{self, applies, Benchmark};
+use crate::config::{Body, RunConfig, SweepName, SweepParam, SweepSpec, MAX_THREADS};
 use crate::error::{Error, Result};
 use crate::lists::{parse_ranges, ListSyntax};
 pub use crate::results::BodyRow;
@@ -11,12 +11,24 @@ use crate::stats::{self, MeanSd, Summary};
 /// The most values one sweep may take.
 pub const MAX_POINTS: usize = 256;
 
-/// `--sweep` as written: a parameter name, not yet resolved against the
-/// benchmark, and its values.
+/// `--sweep` as parsed: the parameter, not yet resolved against the
+/// benchmark, and its values (a body's index in [`Body::ALL`] for `body`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SweepRequest {
-    pub param: String,
+    pub param: SweepName,
     pub values: Vec<u64>,
+}
+
+impl SweepRequest {
+    /// The bodies swept, for a sweep of bodies.
+    pub fn bodies(&self) -> Option<Vec<Body>> {
+        (self.param == SweepName::Body).then(|| {
+            self.values
+                .iter()
+                .filter_map(|&v| Body::from_index(v))
+                .collect()
+        })
+    }
 }
 
 /// Parses `body=count,ktime`: the bodies by name, kept as their indices in
@@ -49,9 +61,10 @@ pub fn parse_spec(text: &str) -> std::result::Result<SweepRequest, String> {
     if param.is_empty() {
         return Err("the parameter name is empty".into());
     }
-    if param == "body" {
+    let param = SweepName::parse(param);
+    if param == SweepName::Body {
         return Ok(SweepRequest {
-            param: param.to_string(),
+            param,
             values: parse_bodies(list)?,
         });
     }
@@ -69,27 +82,14 @@ pub fn parse_spec(text: &str) -> std::result::Result<SweepRequest, String> {
         }
         seen.push(*v);
     }
-    Ok(SweepRequest {
-        param: param.to_string(),
-        values,
-    })
+    Ok(SweepRequest { param, values })
 }
 
 /// Resolves the swept parameter against `bench`: the producer count (or the
 /// benchmark's name for it), or one of the benchmark's options.
 pub fn resolve(request: &SweepRequest, bench: &dyn Benchmark) -> Result<SweepSpec> {
-    let name = request.param.as_str();
-    let param = if name == "producers" {
-        SweepParam::Producers { name: "producers" }
-    } else if let Some(alias) = bench.producers_alias().filter(|a| a.name() == name) {
-        SweepParam::Producers { name: alias.name() }
-    } else if let Some(option) = bench.options().iter().find(|o| o.long() == name) {
-        SweepParam::Option(*option)
-    } else if name == "body" && bench.takes_bodies() {
-        SweepParam::Body
-    } else if name == "consumers" && bench.has_consumers() {
-        SweepParam::Consumers
-    } else {
+    let Some(param) = applies::sweep_param(bench, &request.param) else {
+        let name = request.param.as_str();
         let names: Vec<&str> = bench.options().iter().map(|o| o.long()).collect();
         let body = if bench.takes_bodies() { ", body" } else { "" };
         let consumers = if bench.has_consumers() {
@@ -237,7 +237,10 @@ mod tests {
     #[test]
     fn lists_and_ranges_parse() {
         let s = parse_spec("producers=1,2,4").unwrap();
-        assert_eq!((s.param.as_str(), s.values), ("producers", vec![1, 2, 4]));
+        assert_eq!((s.param, s.values), (SweepName::Producers, vec![1, 2, 4]));
+        let s = parse_spec("rb-b2b=0,1").unwrap();
+        assert_eq!(s.param, SweepName::Other("rb-b2b".into()));
+        assert_eq!(s.bodies(), None);
         assert_eq!(
             parse_spec("trig-batch-iters=1..4").unwrap().values,
             vec![1, 2, 3, 4]
@@ -275,6 +278,10 @@ mod tests {
             .map(|&v| Body::from_index(v).unwrap().name())
             .collect();
         assert_eq!(names, ["count", "ktime", "ringbuf"]);
+        assert_eq!(
+            s.bodies(),
+            Some(vec![Body::Count, Body::Ktime, Body::Ringbuf])
+        );
         assert!(parse_spec("body=count,nope")
             .unwrap_err()
             .contains("'nope' is not a body"));
@@ -325,6 +332,7 @@ mod tests {
             profile: None,
             latency: None,
             figures: Default::default(),
+            trigger: None,
         }
     }
 

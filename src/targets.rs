@@ -4,11 +4,12 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use object::elf::{PF_X, PT_LOAD};
 use object::read::elf::{ElfFile64, ProgramHeader};
-use object::{Endianness, Object, ObjectSymbol, ReadCache};
+use object::{Endianness, Object, ObjectSymbol};
 
 use crate::error::{Error, Result};
 
@@ -65,6 +66,24 @@ std::arch::global_asm!(
     ".popsection",
 );
 
+/// The `.stapsdt.base` section every SDT note's base address names: one
+/// byte, in a group the linker keeps once, emitted by the first note of a file.
+macro_rules! stapsdt_base {
+    () => {
+        concat!(
+            ".ifndef _.stapsdt.base\n",
+            ".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat\n",
+            ".weak _.stapsdt.base\n",
+            ".hidden _.stapsdt.base\n",
+            "_.stapsdt.base: .space 1\n",
+            ".size _.stapsdt.base, 1\n",
+            ".popsection\n",
+            ".endif",
+        )
+    };
+}
+pub(crate) use stapsdt_base;
+
 // USDT sites: each function's first instruction is a SystemTap SDT probe point
 // ("bench" provider, no arguments), described by a note in .note.stapsdt as the
 // SDT ABI lays it out: pc, the .stapsdt.base address, semaphore (none), names.
@@ -94,14 +113,7 @@ macro_rules! usdt_site {
             ".asciz \"\"",
             "994: .balign 4",
             ".popsection",
-            ".ifndef _.stapsdt.base",
-            ".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat",
-            ".weak _.stapsdt.base",
-            ".hidden _.stapsdt.base",
-            "_.stapsdt.base: .space 1",
-            ".size _.stapsdt.base, 1",
-            ".popsection",
-            ".endif",
+            $crate::targets::stapsdt_base!(),
         );
     };
 }
@@ -232,11 +244,29 @@ pub fn call_nop() {
 /// The file offset of `symbol` in the ELF executable at `exe`: the symbol's
 /// address, moved from the executable PT_LOAD segment that holds it to the
 /// file position that segment is loaded from. This is what a uprobe needs.
+/// Found once a process for each (file, symbol): `--probe` sets up every
+/// uprobe benchmark, and under emulation each read of the file is slow.
 pub fn uprobe_offset(exe: &Path, symbol: &str) -> Result<u64> {
-    let file =
-        File::open(exe).map_err(|e| Error::setup(format!("cannot open {}: {e}", exe.display())))?;
-    let cache = ReadCache::new(file);
-    let elf = ElfFile64::<Endianness, _>::parse(&cache)
+    static FOUND: Mutex<Vec<(PathBuf, String, u64)>> = Mutex::new(Vec::new());
+    // Held while the file is read, so that threads asking at once read it once.
+    let mut found = FOUND
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, _, offset)) = found.iter().find(|(p, s, _)| p == exe && s == symbol) {
+        return Ok(*offset);
+    }
+    let offset = read_uprobe_offset(exe, symbol)?;
+    found.push((exe.to_path_buf(), symbol.to_string(), offset));
+    Ok(offset)
+}
+
+fn read_uprobe_offset(exe: &Path, symbol: &str) -> Result<u64> {
+    // The whole file in one read: the symbol and string tables are read in
+    // thousands of small pieces otherwise, each a round trip to the host on a
+    // guest's shared root filesystem (minutes under emulation).
+    let image = std::fs::read(exe)
+        .map_err(|e| Error::setup(format!("cannot read {}: {e}", exe.display())))?;
+    let elf = ElfFile64::<Endianness, _>::parse(image.as_slice())
         .map_err(|e| Error::setup(format!("{} is not a 64-bit ELF file: {e}", exe.display())))?;
     let endian = elf.endian();
 
@@ -398,9 +428,8 @@ mod tests {
     /// returns.
     #[test]
     fn each_target_is_the_code_it_claims_and_a_call_runs_it() {
-        let file = File::open(SELF).unwrap();
-        let cache = ReadCache::new(file);
-        let elf = ElfFile64::<Endianness, _>::parse(&cache).unwrap();
+        let image = std::fs::read(SELF).unwrap();
+        let elf = ElfFile64::<Endianness, _>::parse(image.as_slice()).unwrap();
         for target in Target::ALL {
             let code = whole_code(target);
             assert!(code.starts_with(target.expected_bytes()), "{target:?}");

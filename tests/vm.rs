@@ -150,6 +150,14 @@ fn executed_calls(text: &str) -> u64 {
         .unwrap_or_else(|| panic!("no '# Executed' line in:\n{text}"))
 }
 
+/// Asserts that the fixed run of `name` that printed `text` succeeded,
+/// made `calls` calls and counted `hits` hits.
+fn assert_counted(name: &str, text: &str, calls: u64, hits: u64) {
+    assert!(text.ends_with("rc=0\n"), "{name}:\n{text}");
+    assert_eq!(executed_calls(text), calls, "{name}:\n{text}");
+    assert_eq!(fixed_hits(text), hits, "{name}: hits\n{text}");
+}
+
 #[test]
 fn every_family_counts_exactly_on_debian_6_12() {
     let json = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/vm-test-6.12.json");
@@ -204,24 +212,15 @@ fn every_family_counts_exactly_on_debian_6_12() {
     }
 
     for name in TRIGGERS {
-        let text = &parts[name];
-        assert!(text.ends_with("rc=0\n"), "{name}:\n{text}");
-        assert_eq!(executed_calls(text), TRIGGER_RUNS, "{name}:\n{text}");
-        assert_eq!(
-            fixed_hits(text),
+        assert_counted(
+            name,
+            &parts[name],
+            TRIGGER_RUNS,
             TRIGGER_RUNS * TRIGGER_BATCH,
-            "{name}: hits == runs × batch\n{text}"
         );
     }
     for name in MULTI_UPROBES {
-        let text = &parts[name];
-        assert!(text.ends_with("rc=0\n"), "{name}:\n{text}");
-        assert_eq!(executed_calls(text), PROBE_CALLS, "{name}:\n{text}");
-        assert_eq!(
-            fixed_hits(text),
-            PROBE_CALLS,
-            "{name}: hits == calls\n{text}"
-        );
+        assert_counted(name, &parts[name], PROBE_CALLS, PROBE_CALLS);
     }
 
     // The result came back through the shared directory with the guest's

@@ -3,7 +3,7 @@
 //! met or gives up, or something stops them.
 
 use super::figures::widest_interval;
-use super::one_run::{Profiling, Ran};
+use super::one_run::{Profiling, Ran, RunAsk};
 use super::plan::{BenchPlan, Plan};
 use super::runs::{Lines, Runs};
 use super::sequential;
@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::report::profile::{profile_name, RunStacks};
 use crate::report::text;
 use crate::results::{PrecisionRecord, RunRecord, SequentialRecord, StopReason};
-use crate::runner::Phase;
+use crate::runner::StoppedAt;
 
 /// `--precision` judges the interval from this many runs on.
 const PRECISION_MIN_RUNS: u32 = 3;
@@ -24,7 +24,7 @@ pub(super) struct Execution {
     pub rounds: u32,
     pub failure: Option<Error>,
     /// The signal and where it found the run it stopped.
-    pub interrupted: Option<(i32, Phase)>,
+    pub interrupted: Option<(i32, StoppedAt)>,
     pub precision: Option<PrecisionRecord>,
     /// With `--until-decided`: the last look and why the rounds stopped.
     pub sequential: Option<SequentialRecord>,
@@ -72,7 +72,7 @@ pub(super) fn execute<C: Lines>(
         order.rotate_left(round as usize % cells.len().max(1));
         for (b, p) in order {
             if let Some(signal) = runs.interrupted() {
-                execution.interrupted = Some((signal, Phase::Between));
+                execution.interrupted = Some((signal, StoppedAt::Between));
                 break 'rounds;
             }
             match run_cell(plan, request, console, runs, (b, p), round) {
@@ -167,7 +167,14 @@ fn run_cell<C: Lines>(
         request: profile,
         name: profile_name(bench.bench.name(), swept, run),
     });
-    let mut ran = runs.one_run(bench, point, run, console, request.quiet, profiling)?;
+    let ask = RunAsk {
+        bench,
+        point,
+        run,
+        quiet: request.quiet,
+        profiling,
+    };
+    let mut ran = runs.one_run(ask, console)?;
     let record = &mut ran.record;
     record.sweep_value = point.value;
     record.repetition = run;

@@ -5,8 +5,7 @@
 
 use std::cell::RefCell;
 
-use super::one_run::{Profiling, Ran};
-use super::plan::{BenchPlan, Point};
+use super::one_run::{Ran, RunAsk};
 use super::runs::{Lines, Runs};
 use crate::benches::{self, Benchmark, Info};
 use crate::bpf::Needs;
@@ -15,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::results::cycles::{AttachedWith, CycleRecord, StepTime};
 use crate::results::{Outcome, RunRecord};
 use crate::runner::cycles::Fired;
-use crate::runner::{Phase, ProducerCtx, Workload};
+use crate::runner::{ProducerCtx, StoppedAt, Workload};
 use crate::stats::Sample;
 
 /// A benchmark that declares what a real one does (its name, metric and
@@ -114,15 +113,10 @@ impl MockRuns {
 }
 
 impl<C: Lines> Runs<C> for MockRuns {
-    fn one_run(
-        &mut self,
-        bench: &BenchPlan,
-        point: &Point,
-        run: Option<u32>,
-        console: &mut C,
-        _quiet: bool,
-        _profiling: Option<Profiling>,
-    ) -> Result<Ran> {
+    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<Ran> {
+        let RunAsk {
+            bench, point, run, ..
+        } = ask;
         let config = &point.config;
         self.asked.push((bench.bench.name(), run));
         let rate = self.rate(bench.bench.name());
@@ -146,14 +140,12 @@ impl<C: Lines> Runs<C> for MockRuns {
         for iteration in 0..warmup + measured {
             let ops = (rate * 1e6) as u64 * u64::from(iteration + 1);
             let counts = workload.measure(ops);
-            samples.push(Sample {
+            samples.push(Sample::on_time(
                 iteration,
-                elapsed_ns: 1_000_000_000,
-                late_ns: 0,
-                hits: counts.hits - before.hits,
-                drops: counts.drops - before.drops,
-                warmup: iteration < warmup,
-            });
+                counts.hits - before.hits,
+                counts.drops - before.drops,
+                iteration < warmup,
+            ));
             before = counts;
         }
         record.outcome = Outcome::timed(samples, config.producers);
@@ -165,7 +157,7 @@ impl<C: Lines> Runs<C> for MockRuns {
         }
         self.signal = Some(libc::SIGINT);
         record.partial = true;
-        let phase = Phase::Measuring {
+        let phase = StoppedAt::Measuring {
             measured: measured as usize,
             of: duration,
         };

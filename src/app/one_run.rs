@@ -19,14 +19,26 @@ use crate::report::reporter::Reporter;
 use crate::results::cycles::ChurnRecord;
 use crate::results::{Outcome, RunRecord};
 use crate::runner::cycles::ChurnCycle;
-use crate::runner::phases::{self, Measured, RunObserver, RunSeconds, Work};
-use crate::runner::{FixedRun, Phase, Workload};
+use crate::runner::phases::{self, RunLength, RunMeasurement, RunObserver, RunSeconds};
+use crate::runner::{FixedRun, StoppedAt, Workload};
 use crate::stats::{self, Sample};
+use crate::trigger_path::TriggerPath;
 
 /// What `--profile` asks of one run, and the name of its files.
 pub(super) struct Profiling<'a> {
     pub request: &'a ProfileRequest,
     pub name: String,
+}
+
+/// One run the rounds ask for: a benchmark at one of its points, numbered
+/// when it is one of several independent runs, with or without chatter, and
+/// what `--profile` asks of it.
+pub(super) struct RunAsk<'a> {
+    pub bench: &'a BenchPlan,
+    pub point: &'a Point,
+    pub run: Option<u32>,
+    pub quiet: bool,
+    pub profiling: Option<Profiling<'a>>,
 }
 
 /// One run done.
@@ -35,13 +47,13 @@ pub(super) struct Ran {
     /// With `--profile=DIR`: the sampled stacks its files are drawn from,
     /// with the name of those files.
     pub stacks: Option<(String, Profile)>,
-    /// The phase an interrupt hit, if one did.
-    pub phase: Option<Phase>,
+    /// Where an interrupt stopped the run, if one did.
+    pub phase: Option<StoppedAt>,
 }
 
 impl Ran {
     /// A run without stacks.
-    pub fn of(record: RunRecord, phase: Option<Phase>) -> Ran {
+    pub fn of(record: RunRecord, phase: Option<StoppedAt>) -> Ran {
         Ran {
             record,
             stacks: None,
@@ -50,16 +62,15 @@ impl Ran {
     }
 }
 
-/// Sets up, runs and reports one configuration (one of several independent
-/// runs when `run` numbers it).
-pub(super) fn one_run(
-    bench: &BenchPlan,
-    point: &Point,
-    run: Option<u32>,
-    console: &mut Console,
-    quiet: bool,
-    profiling: Option<Profiling>,
-) -> Result<Ran> {
+/// Sets up, runs and reports one configuration.
+pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
+    let RunAsk {
+        bench,
+        point,
+        run,
+        quiet,
+        profiling,
+    } = ask;
     let (config, placement) = (&point.config, &point.placement);
     let reporter = &bench.reporter;
     let mut record = RunRecord::new(config, placement);
@@ -78,7 +89,7 @@ pub(super) fn one_run(
     let mut probe = ProbePathObserver::default();
     let mut churn = ChurnObserver::default();
     let mut kept = KeptFigures::default();
-    let mut progress = run_console(console, bench, config, chatter);
+    let mut progress = run_console(console, bench, config, chatter).trigger_note(!quiet);
     // The order observers hear each event in: the profiler first, closest to
     // the measured seconds. Another observer is one more entry here.
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
@@ -91,17 +102,13 @@ pub(super) fn one_run(
         &mut kept,
         &mut progress,
     ]);
-    let measured = phases::run(
-        || bench.bench.setup(config),
-        placement,
-        work,
-        &mut observers,
-    )?;
+    let setup = || bench.bench.setup(config);
+    let measured = phases::run(setup, placement, work, &mut observers)?;
     drop(observers);
-    record.figures = kept.into_record();
+    (record.figures, record.trigger) = kept.into_record();
     let mut stacks = None;
     let phase = match (measured, work) {
-        (Measured::Timed(samples), _) => {
+        (RunMeasurement::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);
             let churn = churn.report(console, !quiet);
             let profile = profiler.map(ProfileObserver::finish).transpose()?.flatten();
@@ -114,7 +121,7 @@ pub(super) fn one_run(
             stacks = kept_stacks(&record, profile, profiling);
             phase
         }
-        (Measured::Fixed(fixed), Work::Fixed { repeat }) => {
+        (RunMeasurement::Fixed(fixed), RunLength::Fixed { repeat }) => {
             record.probe_path = probe.report(reporter, console, false);
             let churn = churn.report(console, false);
             let rate = fixed.ns_per_op(config.producers);
@@ -124,7 +131,7 @@ pub(super) fn one_run(
         }
         _ => {
             record.partial = true;
-            Some(Phase::SetUp)
+            Some(StoppedAt::SetUp)
         }
     };
     Ok(Ran {
@@ -158,10 +165,10 @@ fn kept_stacks(
 }
 
 /// What the runner drives: a fixed number of operations, or seconds.
-fn work_of(config: &RunConfig) -> Work {
+fn work_of(config: &RunConfig) -> RunLength {
     match config.repeat {
-        Some(repeat) => Work::Fixed { repeat },
-        None => Work::Timed(RunSeconds {
+        Some(repeat) => RunLength::Fixed { repeat },
+        None => RunLength::Timed(RunSeconds {
             warmup_secs: config.warmup_secs,
             duration_secs: config.duration_secs,
         }),
@@ -189,11 +196,7 @@ fn attach_cycle(
         ))
     })?;
     let phase = crate::attach::run::one_cycle(cycles, &mut record, console, run)?;
-    Ok(Ran {
-        record,
-        stacks: None,
-        phase,
-    })
+    Ok(Ran::of(record, phase))
 }
 
 /// A timed run's summary, profile and lines, into its record with its
@@ -206,7 +209,7 @@ fn timed_outcome(
     run: Option<u32>,
     console: &Console,
     profiled: Option<(&Profile, &Profiling)>,
-) -> Result<Option<Phase>> {
+) -> Result<Option<StoppedAt>> {
     let (reporter, headline) = (&bench.reporter, bench.bench.headline());
     record.partial = interrupt::received().is_some();
     let summary = stats::summarize(&samples, config.producers);
@@ -214,9 +217,9 @@ fn timed_outcome(
     let phase = record
         .partial
         .then_some(if samples.len() < config.warmup_secs as usize {
-            Phase::WarmUp
+            StoppedAt::WarmUp
         } else {
-            Phase::Measuring {
+            StoppedAt::Measuring {
                 measured,
                 of: config.duration_secs,
             }
@@ -245,6 +248,9 @@ fn timed_outcome(
                 Some(run) => reporter.run_line(run, summary, config.producers),
                 None => reporter.summary(summary, config.producers),
             });
+            if let Some(line) = reporter.bpf_timing(&record.figures, config) {
+                console.line(&line);
+            }
         }
         None if record.partial => {}
         None => return Err(Error::runtime("no iteration was measured")),
@@ -318,17 +324,20 @@ fn fixed_outcome(
     config: &RunConfig,
     reporter: &Reporter,
     console: &Console,
-) -> Option<Phase> {
+) -> Option<StoppedAt> {
     let mut phase = None;
     if interrupt::received().is_some() {
         record.partial = true;
         console.line(&reporter.partial_fixed(fixed.calls, repeat));
-        phase = Some(Phase::Fixed {
+        phase = Some(StoppedAt::Fixed {
             done: fixed.calls,
             of: repeat,
         });
     }
     for line in reporter.fixed(&fixed, config) {
+        console.line(&line);
+    }
+    if let Some(line) = reporter.bpf_timing(&record.figures, config) {
         console.line(&line);
     }
     record.outcome = Outcome::Fixed { run: fixed, churn };
@@ -382,29 +391,29 @@ impl ChurnObserver {
     }
 }
 
-/// How the kernel handled the probe, asked at tear-down: after the probe has
-/// been hit (warm-up and measurement done), while it is still attached.
 /// Asks the workload, before it is torn down, for the figures of its own it
-/// measured.
+/// measured and the trigger its body ran from (the console says that under
+/// the set-up line).
 #[derive(Default)]
-struct KeptFigures(Vec<(&'static str, f64)>);
+struct KeptFigures(Vec<(&'static str, f64)>, Option<TriggerPath>);
 
 impl RunObserver for KeptFigures {
     fn tearing_down(&mut self, workload: &dyn Workload) {
         self.0 = workload.figures();
+        self.1 = workload.trigger().map(|used| used.path);
     }
 }
 
 impl KeptFigures {
     /// As the run's record keeps them.
-    fn into_record(self) -> std::collections::BTreeMap<String, f64> {
-        self.0
-            .into_iter()
-            .map(|(n, v)| (n.to_string(), v))
-            .collect()
+    fn into_record(self) -> (std::collections::BTreeMap<String, f64>, Option<TriggerPath>) {
+        let figures = self.0.into_iter().map(|(n, v)| (n.to_string(), v));
+        (figures.collect(), self.1)
     }
 }
 
+/// How the kernel handled the probe, asked at tear-down: after the probe has
+/// been hit (warm-up and measurement done), while it is still attached.
 #[derive(Default)]
 struct ProbePathObserver {
     found: Option<Result<ProbePath>>,
@@ -440,14 +449,7 @@ mod tests {
     use super::*;
 
     fn second(warmup: bool) -> Sample {
-        Sample {
-            iteration: 0,
-            elapsed_ns: 1_000_000_000,
-            late_ns: 0,
-            hits: 1,
-            drops: 0,
-            warmup,
-        }
+        Sample::on_time(0, 1, 0, warmup)
     }
 
     fn churn_after(samples: &[Sample]) -> Option<ChurnRecord> {

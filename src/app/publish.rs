@@ -18,7 +18,7 @@ use crate::results::{
     self, ComparisonRecord, Options, PrecisionRecord, ResultFile, RunLevel, RunRecord,
     SequentialRecord, SweepInfo,
 };
-use crate::runner::Phase;
+use crate::runner::StoppedAt;
 use crate::stats::{self, Basis, Change, RunStats, Sensitivity, Verdict};
 use crate::sweep;
 
@@ -314,6 +314,13 @@ fn runs_lines<'a>(
             bench.bench.headline(),
             precision.as_ref(),
         ));
+        // The figures beside the headline (an attach cycle's are its own lines).
+        let others = bench.bench.figures()[1..].iter();
+        for figure in others.filter(|_| !bench.bench.runs_cycles()) {
+            if let Some(stats) = run_level(figure, runs) {
+                console.line(&text::runs_line(&stats, figure, None));
+            }
+        }
         console.line(
             &bench
                 .reporter
@@ -380,7 +387,7 @@ fn interruption(
     plan: &Plan,
     results: &[ResultFile],
     signal: i32,
-    phase: Phase,
+    phase: StoppedAt,
 ) -> Error {
     let points: usize = plan.benches.iter().map(|b| b.points.len()).sum();
     let unit = if request.repetition.is_repeated() || plan.several() {

@@ -6,8 +6,7 @@
 
 use std::time::Instant;
 
-use super::one_run::{one_run, Profiling, Ran};
-use super::plan::{BenchPlan, Point};
+use super::one_run::{one_run, Ran, RunAsk};
 use crate::error::Result;
 use crate::interrupt;
 use crate::report::console::Console;
@@ -30,17 +29,8 @@ impl Lines for Console {
 /// How the rounds get one run done, and learn of a stop and of time; `C`
 /// is where the run's lines go.
 pub(super) trait Runs<C: Lines> {
-    /// Sets up, runs and reports one configuration (one of several
-    /// independent runs when `run` numbers it).
-    fn one_run(
-        &mut self,
-        bench: &BenchPlan,
-        point: &Point,
-        run: Option<u32>,
-        console: &mut C,
-        quiet: bool,
-        profiling: Option<Profiling>,
-    ) -> Result<Ran>;
+    /// Sets up, runs and reports one configuration.
+    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<Ran>;
 
     /// The signal that asked bench to stop, if one did.
     fn interrupted(&self) -> Option<i32>;
@@ -65,16 +55,8 @@ impl KernelRuns {
 }
 
 impl Runs<Console> for KernelRuns {
-    fn one_run(
-        &mut self,
-        bench: &BenchPlan,
-        point: &Point,
-        run: Option<u32>,
-        console: &mut Console,
-        quiet: bool,
-        profiling: Option<Profiling>,
-    ) -> Result<Ran> {
-        one_run(bench, point, run, console, quiet, profiling)
+    fn one_run(&mut self, ask: RunAsk, console: &mut Console) -> Result<Ran> {
+        one_run(ask, console)
     }
 
     fn interrupted(&self) -> Option<i32> {

@@ -9,7 +9,7 @@ use super::{execute, plan, publish};
 use crate::benches::Benchmark;
 use crate::cli::{self, Command};
 use crate::error::{Error, Result};
-use crate::results::{ResultFile, StopReason};
+use crate::results::{PrecisionRecord, ResultFile, StopReason};
 use crate::stats::Decision;
 
 const USERMODE: &str = "trig-usermode-count";
@@ -31,6 +31,20 @@ impl Driven {
             .iter()
             .find(|l| l.starts_with(start))
             .unwrap_or_else(|| panic!("no line starting {start:?} in {:#?}", self.lines))
+    }
+
+    /// The first result's precision record.
+    fn precision(&self) -> PrecisionRecord {
+        self.results[0]
+            .precision
+            .clone()
+            .expect("a precision record")
+    }
+
+    /// Asserts that the line starting `start` ends with `end`.
+    fn assert_line_ends(&self, start: &str, end: &str) {
+        let line = self.line_starting(start);
+        assert!(line.ends_with(end), "{line:?} does not end with {end:?}");
     }
 
     fn asked_names(&self) -> Vec<&str> {
@@ -158,62 +172,55 @@ fn a_first_round_stopped_part_way_is_not_called_zero_rounds() {
     );
 }
 
+/// SYSCALL alone, its runs at `rates` in turn, with `--precision 5`, one
+/// second a run and the bound `bound`.
+fn drive_precision(rates: &[f64], bound: [&str; 2]) -> Driven {
+    let runs = MockRuns::default().rates(SYSCALL, rates);
+    let options = ["--precision", "5", bound[0], bound[1], "-w0", "-d1"];
+    drive(&options, &[Fake::of(SYSCALL)], runs)
+}
+
 #[test]
 fn precision_stops_at_its_target_and_says_so() {
-    let runs = MockRuns::default().rates(SYSCALL, &[5.0, 5.01, 4.99]);
-    let options = ["--precision", "5", "--max-runs", "10", "-w0", "-d1"];
-    let driven = drive(&options, &[Fake::of(SYSCALL)], runs);
+    let driven = drive_precision(&[5.0, 5.01, 4.99], ["--max-runs", "10"]);
     assert!(driven.result.is_ok());
     assert_eq!(driven.asked.len(), 3, "judged from the third run on");
-    let precision = driven.results[0]
-        .precision
-        .clone()
-        .expect("a precision record");
+    let precision = driven.precision();
     assert!(precision.reached);
     assert_eq!(
         (precision.stopped_by, precision.runs),
         (StopReason::Target, 3)
     );
-    assert!(driven
-        .line_starting("runs: 3, ")
-        .ends_with("; precision \u{b1}5 % reached"));
+    driven.assert_line_ends("runs: 3, ", "; precision \u{b1}5 % reached");
 }
 
 #[test]
 fn precision_stops_at_max_runs_and_says_so() {
-    let runs = MockRuns::default().rates(SYSCALL, &[1.0, 3.0, 2.0, 5.0]);
-    let options = ["--precision", "5", "--max-runs", "4", "-w0", "-d1"];
-    let driven = drive(&options, &[Fake::of(SYSCALL)], runs);
+    let driven = drive_precision(&[1.0, 3.0, 2.0, 5.0], ["--max-runs", "4"]);
     assert!(driven.result.is_ok());
     assert_eq!(driven.asked.len(), 4);
-    let precision = driven.results[0]
-        .precision
-        .clone()
-        .expect("a precision record");
+    let precision = driven.precision();
     assert!(!precision.reached);
     assert_eq!(
         (precision.stopped_by, precision.runs),
         (StopReason::MaxRuns, 4)
     );
-    assert!(driven
-        .line_starting("runs: 4, ")
-        .ends_with("; precision \u{b1}5 % NOT reached: stopped at --max-runs 4"));
+    driven.assert_line_ends(
+        "runs: 4, ",
+        "; precision \u{b1}5 % NOT reached: stopped at --max-runs 4",
+    );
 }
 
 #[test]
 fn precision_stops_at_max_time_and_says_so() {
-    let runs = MockRuns::default().rates(SYSCALL, &[1.0, 3.0, 2.0, 5.0]);
-    let options = ["--precision", "5", "--max-time", "3", "-w0", "-d1"];
-    let driven = drive(&options, &[Fake::of(SYSCALL)], runs);
+    let driven = drive_precision(&[1.0, 3.0, 2.0, 5.0], ["--max-time", "3"]);
     assert_eq!(driven.asked.len(), 3, "a second a run, three on the clock");
-    let precision = driven.results[0]
-        .precision
-        .clone()
-        .expect("a precision record");
+    let precision = driven.precision();
     assert_eq!(precision.stopped_by, StopReason::MaxTime);
-    assert!(driven
-        .line_starting("runs: 3, ")
-        .ends_with("NOT reached: stopped at --max-time after 3 runs"));
+    driven.assert_line_ends(
+        "runs: 3, ",
+        "NOT reached: stopped at --max-time after 3 runs",
+    );
 }
 
 #[test]
@@ -311,15 +318,13 @@ fn precision_on_an_attach_benchmark_says_whether_it_was_reached() {
     let driven = drive(&options, &[Fake::of(ATTACH)], runs);
     assert!(driven.result.is_ok());
     assert_eq!(driven.asked.len(), 2);
-    let precision = driven.results[0]
-        .precision
-        .clone()
-        .expect("a precision record");
+    let precision = driven.precision();
     assert!(!precision.reached);
     assert_eq!(precision.stopped_by, StopReason::MaxRuns);
-    assert!(driven
-        .line_starting("runs: 2, attach ")
-        .ends_with("; precision \u{b1}5 % NOT reached: stopped at --max-runs 2"));
+    driven.assert_line_ends(
+        "runs: 2, attach ",
+        "; precision \u{b1}5 % NOT reached: stopped at --max-runs 2",
+    );
 }
 
 #[test]

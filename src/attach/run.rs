@@ -16,7 +16,7 @@ use crate::report::text;
 use crate::results::cycles::{AttachedWith, CycleRecord, Skipped, StepTime};
 use crate::results::{CycleLevel, Outcome, PrecisionRecord, RunRecord};
 use crate::runner::cycles::{self, CycleWorkload, Step, Stopped};
-use crate::runner::Phase;
+use crate::runner::StoppedAt;
 use crate::stats;
 
 /// Runs one cycle of `workload` and reports it (as run `run` of several when
@@ -26,14 +26,14 @@ pub fn one_cycle(
     record: &mut RunRecord,
     console: &mut Console,
     run: Option<u32>,
-) -> Result<Option<Phase>> {
+) -> Result<Option<StoppedAt>> {
     console.start_cycle_bar(workload.links());
     let outcome = run_cycle(workload, &mut |step| console.cycle_step(step));
     console.finish_bar();
     let cycle = match outcome? {
         CycleEnd::Interrupted(stopped) => {
             record.partial = true;
-            return Ok(Some(Phase::Cycle(stopped)));
+            return Ok(Some(StoppedAt::Cycle(stopped)));
         }
         CycleEnd::Done(cycle) => cycle,
     };

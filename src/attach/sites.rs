@@ -80,14 +80,7 @@ std::arch::global_asm!(
     ".endr",
     ".size bench_attach_sites, .-bench_attach_sites",
     ".popsection",
-    ".ifndef _.stapsdt.base",
-    ".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat",
-    ".weak _.stapsdt.base",
-    ".hidden _.stapsdt.base",
-    "_.stapsdt.base: .space 1",
-    ".size _.stapsdt.base, 1",
-    ".popsection",
-    ".endif",
+    targets::stapsdt_base!(),
 );
 
 extern "C" {

@@ -4,6 +4,7 @@
 //! sweeps and the run plan ask here rather than deciding for themselves.
 
 use super::{all, summarize_names, Benchmark, HitTiming, Info, ProducersAlias, Workers};
+use crate::config::{Body, RunConfig, SweepName, SweepParam};
 use crate::error::{Error, Result};
 
 /// An option of a run that some benchmarks take and others do not. The
@@ -118,6 +119,48 @@ fn cycle_refusal(option: RunOption) -> Option<&'static str> {
     }
 }
 
+impl dyn Benchmark + '_ {
+    /// Refuses the options of `config` that change set-up (the body,
+    /// `--latency`, `--pid-filter`) where they do not apply.
+    pub fn check_global_options(&self, config: &RunConfig) -> Result<()> {
+        if config.body != Body::Count {
+            let flag = match config.body {
+                Body::Stack => "-s/--stacktrace (--body stack)",
+                _ => "--body",
+            };
+            check(self, RunOption::Body, flag)?;
+        }
+        if config.latency {
+            check(self, RunOption::Latency, "--latency")?;
+        }
+        if config.pid_filter {
+            check(self, RunOption::PidFilter, "--pid-filter")?;
+        }
+        Ok(())
+    }
+}
+
+/// What `--sweep NAME` varies in `bench`, or `None` when it takes no such
+/// parameter: the producer count (under either of its names), the body,
+/// the consumers, or one of its own options.
+pub fn sweep_param(bench: &dyn Benchmark, name: &SweepName) -> Option<SweepParam> {
+    let info = bench.info();
+    match name {
+        SweepName::Producers => Some(SweepParam::Producers { name: "producers" }),
+        SweepName::Body => info
+            .applies(RunOption::Body)
+            .yes()
+            .then_some(SweepParam::Body),
+        SweepName::Consumers => bench.has_consumers().then_some(SweepParam::Consumers),
+        SweepName::Other(name) => match info.producers_alias {
+            Some(alias) if alias.name() == name => {
+                Some(SweepParam::Producers { name: alias.name() })
+            }
+            _ => bench.option(name).map(|option| SweepParam::Option(*option)),
+        },
+    }
+}
+
 /// The benchmarks `option` applies to, in `--list` order.
 pub fn takers(option: RunOption) -> Vec<&'static str> {
     all()
@@ -177,6 +220,37 @@ mod tests {
         let churn =
             super::super::find("attach-churn").map(|b| b.info().applies(RunOption::Producers));
         assert_eq!(churn, Some(Applies::Yes));
+    }
+
+    /// A sweep's name resolves per benchmark, and no benchmark's own option
+    /// shadows a name every benchmark knows.
+    #[test]
+    fn sweep_names_resolve_per_benchmark() {
+        let find = |name| super::super::find(name).unwrap();
+        let param = |bench, name: &str| sweep_param(find(bench), &SweepName::parse(name));
+        let producers = Some(SweepParam::Producers { name: "producers" });
+        assert_eq!(param("trig-uprobe-nop", "producers"), producers);
+        assert_eq!(param("trig-uprobe-nop", "body"), Some(SweepParam::Body));
+        assert_eq!(param("trig-syscall-count", "body"), None);
+        assert_eq!(param("trig-uprobe-nop", "consumers"), None);
+        assert_eq!(param("trig-uprobe-nop", "parallelism"), None);
+        let thread = param("breakpoint-thread", "parallelism");
+        assert_eq!(
+            thread,
+            Some(SweepParam::Producers {
+                name: "parallelism"
+            })
+        );
+        assert!(matches!(
+            param("breakpoint-thread", "threads"),
+            Some(SweepParam::Option(o)) if o.long() == "threads"
+        ));
+        for bench in all() {
+            for option in bench.options() {
+                let name = SweepName::parse(option.long());
+                assert!(matches!(name, SweepName::Other(_)), "{}", option.long());
+            }
+        }
     }
 
     #[test]

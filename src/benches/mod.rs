@@ -11,9 +11,15 @@ pub mod attach;
 pub mod body;
 pub mod breakpoint;
 pub mod churn;
+pub mod count;
+pub mod crypto;
+pub mod helper_trigger;
+pub mod helpers;
 pub mod perf_uprobe;
+pub mod rename;
 pub mod ringbuf;
 pub mod syscall;
+pub mod timing;
 pub mod trigger;
 pub mod uprobe;
 pub mod usdt;
@@ -23,7 +29,7 @@ use std::collections::BTreeMap;
 pub use applies::{Applies, RunOption};
 
 use crate::bpf::Needs;
-use crate::config::{BenchOption, Body, FlagOption, NumberOption, OptionValue, Params, RunConfig};
+use crate::config::{BenchOption, FlagOption, NumberOption, OptionValue, Params, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{self, Figure};
 use crate::runner::Workload;
@@ -38,6 +44,10 @@ pub enum Metric {
     /// Operations per second with `perf bench`'s usecs/op; a fixed run prints
     /// perf's own block.
     Ops(PerfFormat),
+    /// Hits, printed as the kernel runner's `ops_report_progress` and
+    /// `ops_report_final` print them: throughput in M ops/s and latency in
+    /// ns/op (one producer's time per hit), one op being one hit.
+    HitOps,
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -289,6 +299,11 @@ impl dyn Benchmark + '_ {
     pub fn options(&self) -> &'static [BenchOption] {
         self.info().options
     }
+    /// Its option `--long`: an option is known by its long name, which
+    /// benchmarks sharing it share (with their own default and range).
+    pub fn option(&self, long: &str) -> Option<&'static BenchOption> {
+        self.options().iter().find(|o| o.long() == long)
+    }
     pub fn needs(&self) -> Needs {
         self.info().needs
     }
@@ -315,25 +330,6 @@ impl dyn Benchmark + '_ {
         self.info().applies(RunOption::PidFilter).yes()
     }
 
-    /// Refuses the options of `config` that change set-up (the body,
-    /// `--latency`, `--pid-filter`) where they do not apply (see [`applies`]).
-    pub fn check_global_options(&self, config: &RunConfig) -> Result<()> {
-        if config.body != Body::Count {
-            let flag = match config.body {
-                Body::Stack => "-s/--stacktrace (--body stack)",
-                _ => "--body",
-            };
-            applies::check(self, RunOption::Body, flag)?;
-        }
-        if config.latency {
-            applies::check(self, RunOption::Latency, "--latency")?;
-        }
-        if config.pid_filter {
-            applies::check(self, RunOption::PidFilter, "--pid-filter")?;
-        }
-        Ok(())
-    }
-
     /// The configuration a bare `bench NAME` runs this benchmark with.
     pub fn default_config(&self) -> Result<RunConfig> {
         Ok(RunConfig::defaults(resolve_params(self, &[])?))
@@ -352,6 +348,11 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         perf_uprobe::BENCHES,
         attach::BENCHES,
         churn::BENCHES,
+        count::BENCHES,
+        rename::BENCHES,
+        crypto::BENCHES,
+        timing::BENCHES,
+        helpers::BENCHES,
     ]
     .into_iter()
     .flatten()
@@ -374,9 +375,9 @@ pub fn resolve_params(
         .map(|o| (o.long(), o.default_value()))
         .collect();
     for &(name, value) in given {
-        let Some(option) = bench.options().iter().find(|o| o.long() == name) else {
+        let Some(option) = bench.option(name) else {
             let takers: Vec<&str> = all()
-                .filter(|b| b.options().iter().any(|o| o.long() == name))
+                .filter(|b| b.option(name).is_some())
                 .map(|b| b.name())
                 .collect();
             return Err(Error::usage(format!(
@@ -409,16 +410,29 @@ fn check_value(bench: &dyn Benchmark, option: &BenchOption, value: OptionValue) 
                 bench.name()
             )))
         }
+        (BenchOption::Text(o), OptionValue::Text(text))
+            if text.is_empty() || text.len() > o.max_len =>
+        {
+            Err(Error::usage(format!(
+                "--{} takes 1 to {} bytes for {}, got {} (\"{}\")",
+                o.long,
+                o.max_len,
+                bench.name(),
+                text.len(),
+                text.escape_default()
+            )))
+        }
         (BenchOption::Number(_), OptionValue::Number(_))
-        | (BenchOption::Flag(_), OptionValue::Flag(_)) => Ok(()),
-        (BenchOption::Number(o), OptionValue::Flag(_)) => Err(Error::usage(format!(
-            "--{} takes a value for {}",
+        | (BenchOption::Flag(_), OptionValue::Flag(_))
+        | (BenchOption::Text(_), OptionValue::Text(_)) => Ok(()),
+        (BenchOption::Flag(o), _) => Err(Error::usage(format!(
+            "--{} takes no value for {}",
             o.long,
             bench.name()
         ))),
-        (BenchOption::Flag(o), OptionValue::Number(_)) => Err(Error::usage(format!(
-            "--{} takes no value for {}",
-            o.long,
+        (BenchOption::Number(_) | BenchOption::Text(_), _) => Err(Error::usage(format!(
+            "--{} takes a value for {}",
+            option.long(),
             bench.name()
         ))),
     }
@@ -553,10 +567,11 @@ mod tests {
         let shape = |o: &BenchOption| match o {
             BenchOption::Number(n) => (0, n.long, n.short, n.value_name, n.help),
             BenchOption::Flag(f) => (1, f.long, None, "", f.help),
+            BenchOption::Text(t) => (2, t.long, None, t.value_name, t.help),
         };
         for option in all_options() {
             for bench in all() {
-                if let Some(o) = bench.options().iter().find(|o| o.long() == option.long()) {
+                if let Some(o) = bench.option(option.long()) {
                     assert_eq!(shape(o), shape(&option), "{}: --{}", bench.name(), o.long());
                 }
             }

@@ -255,8 +255,10 @@ impl KernelTrigger {
         let Some(probe) = self.probe else {
             return bpf::load_error("the driver program", err);
         };
-        if probe.class == Class::Tracing && bpf::errno(err) == Some(libc::EPERM) {
-            return Error::unsupported("tracing programs are refused (EPERM: lockdown or an LSM)");
+        if probe.class == Class::Tracing {
+            if let Some(refusal) = tracing_refusal(err) {
+                return refusal;
+            }
         }
         bpf::load_error(
             &body::program(&format!("{} or its driver", probe.what), config),
@@ -274,6 +276,13 @@ impl KernelTrigger {
         }
         bpf::attach_error(probe.what, err)
     }
+}
+
+/// Why the kernel refused to load a tracing program (fentry, fexit,
+/// fmod_ret): EPERM is lockdown or an LSM; `None` for another error.
+pub fn tracing_refusal(err: &libbpf_rs::Error) -> Option<Error> {
+    (bpf::errno(err) == Some(libc::EPERM))
+        .then(|| Error::unsupported("tracing programs are refused (EPERM: lockdown or an LSM)"))
 }
 
 /// Why this kernel cannot have kprobes (`multi`: kprobe-multi links), with
@@ -349,8 +358,7 @@ impl Benchmark for KernelTrigger {
         find(self.driver)?;
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
-        let hits =
-            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
+        let hits = unsafe { bpf::hit_counters!(skel)? };
         Ok(Box::new(DrivenTrigger {
             _everywhere: everywhere,
             _link: link,

@@ -26,7 +26,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             "call the nop target and count it atomically in user space, no probe: the baseline",
         )
         .timed_per_hit(),
-        work: Work::CallNop,
+        work: BaselineOp::CallNop,
     },
     &Baseline {
         info: Info::trigger(
@@ -34,7 +34,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             "getpgid(own tid) and an atomic count in user space: the syscall baseline",
         )
         .timed_per_hit(),
-        work: Work::Getpgid,
+        work: BaselineOp::Getpgid,
     },
     &Baseline {
         info: Info::trigger(
@@ -42,7 +42,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             "call the nop target, counted per burst: the harness's ceiling",
         )
         .timed_per_hit(),
-        work: Work::CallNopUncounted,
+        work: BaselineOp::CallNopUncounted,
     },
     &probe(
         "trig-uprobe-nop",
@@ -145,11 +145,11 @@ pub static BENCHES: &[&dyn Benchmark] = &[
 /// A baseline: producers do `work` and count in user space, nothing probed.
 struct Baseline {
     info: Info,
-    work: Work,
+    work: BaselineOp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Work {
+enum BaselineOp {
     /// Call the nop target, then an atomic increment of a counter slot, as
     /// the kernel runner's usermode-count.
     CallNop,
@@ -170,7 +170,7 @@ struct Slot(AtomicU64);
 
 /// The baselines' user-space counters.
 struct Counted {
-    work: Work,
+    work: BaselineOp,
     slots: Box<[Slot]>,
 }
 
@@ -199,24 +199,26 @@ impl Workload for Counted {
         // One loop per kind, each with its operation inlined: the cheapest
         // operations must not pay for an indirect call.
         match self.work {
-            Work::CallNop => ctx.run(|| {
+            BaselineOp::CallNop => ctx.run(|| {
                 targets::call_nop();
                 slot.fetch_add(1, Relaxed);
             }),
             // SAFETY: getpgid only reads a process group.
-            Work::Getpgid => ctx.run(|| {
+            BaselineOp::Getpgid => ctx.run(|| {
                 unsafe { libc::syscall(libc::SYS_getpgid, libc::c_long::from(tid)) };
                 slot.fetch_add(1, Relaxed);
             }),
-            Work::CallNopUncounted => ctx.run(targets::call_nop),
+            BaselineOp::CallNopUncounted => ctx.run(targets::call_nop),
         }
         Ok(())
     }
 
     fn measure(&self, ops: u64) -> Counts {
         let hits = match self.work {
-            Work::CallNopUncounted => ops,
-            Work::CallNop | Work::Getpgid => self.slots.iter().map(|s| s.0.load(Relaxed)).sum(),
+            BaselineOp::CallNopUncounted => ops,
+            BaselineOp::CallNop | BaselineOp::Getpgid => {
+                self.slots.iter().map(|s| s.0.load(Relaxed)).sum()
+            }
         };
         Counts { hits, drops: 0 }
     }
@@ -332,15 +334,9 @@ impl Benchmark for UprobeBench {
 
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
-        let hits =
-            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        Ok(Box::new(ProbedTarget {
-            _link: link,
-            body,
-            hits,
-            _skel: skel,
-            target: self.target,
-        }))
+        let hits = unsafe { bpf::hit_counters!(skel)? };
+        let workload = ProbedTarget::new(link, body, hits, skel, self.target);
+        Ok(Box::new(workload))
     }
 }
 
@@ -370,13 +366,31 @@ pub(super) fn attach_pid(config: &RunConfig) -> i32 {
 /// USDT family uses it too, with its own skeleton.
 pub(super) struct ProbedTarget<S> {
     // Fields drop in order: the link detaches before the object is closed.
-    pub(super) _link: Link,
+    _link: Link,
     /// After the link: the ringbuf body's consumers are done before its
     /// rings go.
-    pub(super) body: BodyState,
-    pub(super) hits: HitCounters,
-    pub(super) _skel: S,
-    pub(super) target: Target,
+    body: BodyState,
+    hits: HitCounters,
+    _skel: S,
+    target: Target,
+}
+
+impl<S> ProbedTarget<S> {
+    pub(super) fn new(
+        link: Link,
+        body: BodyState,
+        hits: HitCounters,
+        skel: S,
+        target: Target,
+    ) -> Self {
+        ProbedTarget {
+            _link: link,
+            body,
+            hits,
+            _skel: skel,
+            target,
+        }
+    }
 }
 
 impl<S: Sync> Workload for ProbedTarget<S> {

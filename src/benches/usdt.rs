@@ -8,9 +8,9 @@ use libbpf_rs::skel::OpenSkel;
 use super::body;
 use super::uprobe::{attach_pid, ProbedTarget};
 use super::{Benchmark, Info};
+use crate::bpf;
 use crate::bpf::skel::usdt::UsdtSkelBuilder;
 use crate::bpf::Needs;
-use crate::bpf::{self, HitCounters};
 use crate::config::RunConfig;
 use crate::error::Result;
 use crate::runner::Workload;
@@ -83,14 +83,8 @@ impl Benchmark for UsdtBench {
             .map_err(|e| bpf::attach_error("the USDT probe", &e))?;
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
-        let hits =
-            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        Ok(Box::new(ProbedTarget {
-            _link: link,
-            body,
-            hits,
-            _skel: skel,
-            target: self.target,
-        }))
+        let hits = unsafe { bpf::hit_counters!(skel)? };
+        let workload = ProbedTarget::new(link, body, hits, skel, self.target);
+        Ok(Box::new(workload))
     }
 }

@@ -3,7 +3,7 @@
 //! needs and the rates drawn from them. Pure, so that the report prints it
 //! without reaching the orchestration that measured it.
 
-use crate::runner::inject::Measured;
+use crate::runner::inject::SpinEffect;
 use crate::stats::{self, mean_sd, Better, Change, Verdict};
 
 /// How much a sizing step may grow the loop at once.
@@ -41,7 +41,7 @@ pub struct Sizing {
 #[derive(Clone, Copy, Debug)]
 pub struct SizingRun {
     pub iterations: u64,
-    pub measured: Measured,
+    pub measured: SpinEffect,
 }
 
 impl Sizing {
@@ -286,7 +286,7 @@ mod tests {
     fn sizing_run(iterations: u64, slowdown: f64) -> SizingRun {
         SizingRun {
             iterations,
-            measured: Measured {
+            measured: SpinEffect {
                 op_ns: 1000.0,
                 slowdown,
                 pairs: 100,

@@ -92,13 +92,9 @@ pub(super) fn chosen_body(cli: &Cli) -> Result<Body> {
 
 /// The bodies a run of `cli` uses: the swept ones, or the one given.
 pub(super) fn bodies_in_play(cli: &Cli, body: Body) -> Vec<Body> {
-    match &cli.run.sweep {
-        Some(request) if request.param == "body" => request
-            .values
-            .iter()
-            .filter_map(|&v| Body::from_index(v))
-            .collect(),
-        _ => vec![body],
+    match cli.run.sweep.as_ref().and_then(|request| request.bodies()) {
+        Some(bodies) => bodies,
+        None => vec![body],
     }
 }
 

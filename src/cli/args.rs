@@ -457,6 +457,18 @@ pub(super) fn add_bench_options(mut cmd: clap::Command) -> clap::Command {
                 );
                 continue;
             }
+            BenchOption::Text(option) => {
+                cmd = cmd.arg(
+                    Arg::new(option.long)
+                        .long(option.long)
+                        .value_name(option.value_name)
+                        .help(format!("{} [default {}]", option.help, option.default))
+                        .help_heading("Benchmark options")
+                        .action(ArgAction::Set)
+                        .group(RUN_OPTIONS),
+                );
+                continue;
+            }
         };
         let mut arg = Arg::new(option.long)
             .long(option.long)

@@ -12,7 +12,7 @@ use super::{given, output_target, unknown_benchmark};
 use crate::benches::{self, applies, Benchmark, RunOption};
 use crate::config::{
     BenchOption, BenchRequest, Body, OptionValue, OutputTarget, Outputs, ProfileRequest,
-    Repetition, RunConfig, RunRequest, SweepParam, SweepSpec,
+    Repetition, RunConfig, RunRequest, SweepName, SweepParam, SweepSpec,
 };
 use crate::error::{Error, Result};
 use crate::report::{export, output};
@@ -87,7 +87,11 @@ pub(super) fn check_combinations(cli: &Cli, matches: &ArgMatches) -> Result<()> 
             exporter.flag()
         )));
     }
-    let bodies_swept = cli.run.sweep.as_ref().is_some_and(|s| s.param == "body");
+    let bodies_swept = cli
+        .run
+        .sweep
+        .as_ref()
+        .is_some_and(|s| s.param == SweepName::Body);
     if let (Some(exporter), true) = (needs_sweep, bodies_swept) {
         return Err(Error::usage(format!(
             "{} draws a sweep of numbers; a sweep of bodies ends with its table of costs instead",
@@ -369,6 +373,11 @@ pub(super) fn given_options(matches: &ArgMatches) -> Vec<(&'static str, OptionVa
             BenchOption::Number(o) => matches
                 .get_one::<u64>(o.long)
                 .map(|&v| (o.long, OptionValue::Number(v))),
+            // Leaked once per invocation: a value is plain `Copy` data.
+            BenchOption::Text(o) => matches.get_one::<String>(o.long).map(|v| {
+                let text: &'static str = Box::leak(v.clone().into_boxed_str());
+                (o.long, OptionValue::Text(text))
+            }),
         })
         .collect()
 }

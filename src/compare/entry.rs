@@ -8,7 +8,7 @@ use crate::benches;
 use crate::error::{Error, Result};
 use crate::figures::{self, Figure};
 use crate::report::compare as lines;
-use crate::results::{ResultFile, RunRecord};
+use crate::results::{Options, ResultFile, RunRecord};
 use crate::stats::mean_sd;
 
 /// A configuration's runs in one file (one, or one per `--runs` repetition),
@@ -114,9 +114,19 @@ impl Entry {
     }
 }
 
-/// The recorded options that say how long a run lasted, not what it measured:
-/// the only ones two comparable results may differ in.
-const TIMING_OPTIONS: [&str; 3] = ["warmup_secs", "duration_secs", "repeat"];
+/// The recorded options with those that say how long a run lasted, not what
+/// it measured, set alike: the only ones two comparable results may differ
+/// in. The benchmark's own options are set alike too: the run's are compared
+/// instead, where a sweep changed them.
+fn compared_options(options: &Options) -> Options {
+    Options {
+        warmup_secs: 0,
+        duration_secs: 0,
+        repeat: None,
+        params: BTreeMap::new(),
+        ..options.clone()
+    }
+}
 
 /// The options that make two results comparable: every recorded option (so
 /// that one added later is compared too) but the timing of the run, with
@@ -124,11 +134,9 @@ const TIMING_OPTIONS: [&str; 3] = ["warmup_secs", "duration_secs", "repeat"];
 fn option_set(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
     let mut set = BTreeMap::new();
     // Plain structs of numbers and strings always serialise to an object.
-    if let Ok(serde_json::Value::Object(options)) = serde_json::to_value(&file.options) {
+    let options = serde_json::to_value(compared_options(&file.options));
+    if let Ok(serde_json::Value::Object(options)) = options {
         for (name, value) in options {
-            if TIMING_OPTIONS.contains(&name.as_str()) || name == "params" {
-                continue;
-            }
             let value = match value {
                 serde_json::Value::String(text) => text,
                 other => other.to_string(),
@@ -209,4 +217,35 @@ pub(super) fn load_side(path: &Path) -> Result<Vec<Entry>> {
         }
     }
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Body, Params, RunConfig};
+
+    /// Two results may differ in how long their runs lasted, nothing else.
+    #[test]
+    fn only_the_timing_of_a_run_is_left_out() {
+        let base = RunConfig::defaults(Params::default());
+        let timed = Options::from_config(&base);
+        let longer = Options::from_config(&RunConfig {
+            warmup_secs: 7,
+            duration_secs: 9,
+            repeat: Some(1000),
+            ..base.clone()
+        });
+        assert_ne!(timed, longer);
+        assert_eq!(compared_options(&timed), compared_options(&longer));
+        let other_body = Options::from_config(&RunConfig {
+            body: Body::Ktime,
+            ..base.clone()
+        });
+        assert_ne!(compared_options(&timed), compared_options(&other_body));
+        let more_consumers = Options::from_config(&RunConfig {
+            consumers: 2,
+            ..base
+        });
+        assert_ne!(compared_options(&timed), compared_options(&more_consumers));
+    }
 }

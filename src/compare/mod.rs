@@ -67,23 +67,41 @@ pub struct CompareArgs {
     effect: f64,
     /// What --fail-on-regression judges: the headline rate (`rate`), or a
     /// latency figure of --latency runs (p50, p90, p99, p99.9, p99.99, max, mean).
-    #[arg(long, value_name = "WHAT", default_value = "rate", value_parser = gate)]
-    gate: String,
+    #[arg(long, value_name = "WHAT", default_value = "rate", value_parser = Gate::parse)]
+    gate: Gate,
     /// Draw the latency distributions of both sides (results of --latency
     /// runs), one line each, in FILE.svg.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
 }
 
-/// The figures `--gate` takes.
-const GATES: [&str; 8] = [
-    "rate", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean",
-];
+/// What `--fail-on-regression` judges (`--gate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// The headline figures' rows.
+    Rate,
+    /// One latency figure of `--latency` runs, by its name in the rows.
+    Latency(&'static str),
+}
 
-fn gate(text: &str) -> std::result::Result<String, String> {
-    match GATES.contains(&text) {
-        true => Ok(text.to_string()),
-        false => Err(format!("expected one of {}", GATES.join(", "))),
+/// The latency figures `--gate` takes.
+const LATENCY_GATES: [&str; 7] = ["p50", "p90", "p99", "p99.9", "p99.99", "max", "mean"];
+
+impl Gate {
+    fn parse(text: &str) -> std::result::Result<Gate, String> {
+        match LATENCY_GATES.iter().find(|&&name| name == text) {
+            Some(name) => Ok(Gate::Latency(name)),
+            None if text == "rate" => Ok(Gate::Rate),
+            None => Err(format!(
+                "expected one of rate, {}",
+                LATENCY_GATES.join(", ")
+            )),
+        }
+    }
+
+    /// Whether it judges the latency figure `name`.
+    fn judges_latency(self, name: &str) -> bool {
+        matches!(self, Gate::Latency(gate) if gate == name)
     }
 }
 
@@ -142,10 +160,9 @@ fn latency_lines(
     regressions: &mut Vec<String>,
 ) -> Result<()> {
     let latency = latency_rows(o, n, args.noise);
-    if args.gate != "rate" && latency.is_empty() {
+    if let (Gate::Latency(gate), true) = (args.gate, latency.is_empty()) {
         return Err(Error::usage(format!(
-            "--gate {} judges a latency percentile, and {label} has none on both sides (record them with --latency)",
-            args.gate
+            "--gate {gate} judges a latency percentile, and {label} has none on both sides (record them with --latency)"
         )));
     }
     for figure in latency {
@@ -154,7 +171,7 @@ fn latency_lines(
             args.fail_on_regression,
             figure.change,
             figure.verdict,
-            figure.name == args.gate,
+            args.gate.judges_latency(&figure.name),
         ) {
             if verdict.fails_gate(&change, Better::Lower, limit) {
                 regressions.push(lines::latency_regression(label, &figure.name, &change));
@@ -257,7 +274,9 @@ fn rate_gate(
     figure: &Figure,
     (change, verdict): (Option<Change>, Option<Verdict>),
 ) -> Option<String> {
-    let limit = args.fail_on_regression.filter(|_| args.gate == "rate")?;
+    let limit = args
+        .fail_on_regression
+        .filter(|_| args.gate == Gate::Rate)?;
     match (change, verdict) {
         (Some(change), Some(verdict)) => verdict
             .fails_gate(&change, figure.better, limit)
@@ -319,5 +338,19 @@ mod tests {
         assert_eq!(side_figures(&one), mean_sd(&[1.0, 2.0, 3.0]));
         let three = vec![vec![1.0, 3.0], vec![5.0], vec![8.0, 10.0]];
         assert_eq!(side_figures(&three), mean_sd(&[2.0, 5.0, 9.0]));
+    }
+
+    #[test]
+    fn the_gate_is_the_rate_or_one_latency_figure() {
+        assert_eq!(Gate::parse("rate"), Ok(Gate::Rate));
+        assert_eq!(Gate::parse("p99.9"), Ok(Gate::Latency("p99.9")));
+        assert!(Gate::parse("p99.9").unwrap().judges_latency("p99.9"));
+        assert!(!Gate::parse("p99").unwrap().judges_latency("p99.9"));
+        assert!(!Gate::Rate.judges_latency("mean"));
+        let err = Gate::parse("p42").unwrap_err();
+        assert_eq!(
+            err,
+            "expected one of rate, p50, p90, p99, p99.9, p99.99, max, mean"
+        );
     }
 }

@@ -90,18 +90,26 @@ mod tests {
         Timed(Arc::new(Recorder::new(producers)), Vec::new())
     }
 
-    #[test]
-    fn timed_operations_keep_the_counts_exact_and_are_all_recorded() {
-        let mut observer = timed(3);
-        let run = run_fixed(&Spin, &unpinned(3), 100_003, &mut [&mut observer]).unwrap();
-        assert_eq!((run.calls, run.ops), (100_003, 100_003));
+    /// Runs `work` for `calls` on `producers` with a timed observer: the
+    /// calls and operations the run counted, and the operations recorded.
+    fn fixed_and_recorded(work: &dyn Workload, producers: usize, calls: u64) -> (u64, u64, u64) {
+        let mut observer = timed(producers);
+        let run = run_fixed(work, &unpinned(producers), calls, &mut [&mut observer]).unwrap();
         let recorded: u64 = observer
             .0
             .collect(None)
             .iter()
             .map(|c| c.distribution.count())
             .sum();
-        assert_eq!(recorded, 100_003);
+        (run.calls, run.ops, recorded)
+    }
+
+    #[test]
+    fn timed_operations_keep_the_counts_exact_and_are_all_recorded() {
+        assert_eq!(
+            fixed_and_recorded(&Spin, 3, 100_003),
+            (100_003, 100_003, 100_003)
+        );
 
         struct Single;
         impl Workload for Single {
@@ -109,16 +117,7 @@ mod tests {
                 ctx.try_run(|| Ok(1))
             }
         }
-        let mut observer = timed(2);
-        let run = run_fixed(&Single, &unpinned(2), 1001, &mut [&mut observer]).unwrap();
-        assert_eq!((run.calls, run.ops), (1001, 1001));
-        let recorded: u64 = observer
-            .0
-            .collect(None)
-            .iter()
-            .map(|c| c.distribution.count())
-            .sum();
-        assert_eq!(recorded, 1001);
+        assert_eq!(fixed_and_recorded(&Single, 2, 1001), (1001, 1001, 1001));
     }
 
     #[test]

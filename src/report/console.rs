@@ -130,6 +130,8 @@ pub struct RunConsole<'a> {
     /// stack is the user's, which the kernel runner's `-s` does not take.
     user_stack: bool,
     printk: bool,
+    /// Says the trigger a helper benchmark's body runs from, once set up.
+    trigger: bool,
     started: bool,
 }
 
@@ -147,6 +149,7 @@ impl<'a> RunConsole<'a> {
             chatter,
             user_stack: false,
             printk: false,
+            trigger: false,
             started: false,
         }
     }
@@ -160,6 +163,12 @@ impl<'a> RunConsole<'a> {
     /// trace buffer.
     pub fn printk_note(self, printk: bool) -> RunConsole<'a> {
         RunConsole { printk, ..self }
+    }
+
+    /// Says, once set up, which trigger the body runs from (for benchmarks
+    /// that choose one): even for a fixed run, whose figures it changes.
+    pub fn trigger_note(self, trigger: bool) -> RunConsole<'a> {
+        RunConsole { trigger, ..self }
     }
 
     /// The run has started: say so, and show the bar over its seconds.
@@ -185,6 +194,12 @@ impl RunObserver for RunConsole<'_> {
             if self.printk {
                 self.console.line(&self.reporter.printk_note());
             }
+        }
+    }
+
+    fn set_up(&mut self, workload: &dyn crate::runner::Workload) {
+        if let Some(used) = workload.trigger().filter(|_| self.trigger) {
+            self.console.line(&super::text::trigger_line(&used));
         }
     }
 

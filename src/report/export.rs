@@ -34,6 +34,16 @@ pub fn format(long: &str) -> Option<&'static dyn Exporter> {
 pub struct Export {
     pub exporter: &'static dyn Exporter,
     pub target: OutputTarget,
+    pub written: Written,
+}
+
+/// Which files an output writes, and so which of them its check covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// An output flag of [`FORMATS`]: one file a benchmark (or stdout).
+    PerBenchmark,
+    /// `--profile=DIR`: the files of each profiled run, in the directory.
+    PerProfiledRun,
 }
 
 impl Export {
@@ -57,13 +67,18 @@ impl Exports {
             .iter()
             .filter_map(|&exporter| {
                 let target = outputs.target(exporter.long())?.clone();
-                Some(Export { exporter, target })
+                Some(Export {
+                    exporter,
+                    target,
+                    written: Written::PerBenchmark,
+                })
             })
             .collect();
         if let Some(dir) = profile.and_then(|p| p.dir.clone()) {
             list.push(Export {
                 exporter: &ProfileFiles,
                 target: OutputTarget::File(dir),
+                written: Written::PerProfiledRun,
             });
         }
         Exports(list)
@@ -96,8 +111,8 @@ impl Exports {
         let mut all: Vec<(String, OutputTarget)> = Vec::new();
         for export in &self.0 {
             let flag = export.exporter.flag();
-            match &export.target {
-                OutputTarget::File(dir) if export.exporter.long() == ProfileFiles.long() => {
+            match (&export.target, export.written) {
+                (OutputTarget::File(dir), Written::PerProfiledRun) => {
                     for stem in profile_stems {
                         for path in profile::every_file(dir, stem) {
                             all.push((flag.clone(), OutputTarget::File(path)));
@@ -128,5 +143,36 @@ impl Exports {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The output flags write one file a benchmark; `--profile=DIR` the files
+    /// of each profiled run, which its check lists one by one.
+    #[test]
+    fn each_output_knows_which_files_it_writes() {
+        let outputs = Outputs {
+            targets: vec![("json", OutputTarget::File("r.json".into()))],
+        };
+        let profile = ProfileRequest {
+            dir: Some("prof".into()),
+            freq_hz: 99,
+        };
+        let exports = Exports::new(&outputs, Some(&profile));
+        let written: Vec<(String, Written)> = exports
+            .iter()
+            .map(|e| (e.exporter.flag(), e.written))
+            .collect();
+        assert_eq!(
+            written,
+            [
+                ("--json".to_string(), Written::PerBenchmark),
+                (ProfileFiles.flag(), Written::PerProfiledRun)
+            ]
+        );
+        assert_eq!(Exports::new(&outputs, None).iter().count(), 1);
     }
 }

@@ -40,7 +40,8 @@ pub fn probe_lines(outcomes: &[Outcome]) -> Vec<String> {
         .map(|o| {
             let reason = o.reason.as_deref().unwrap_or("");
             let outcome = match o.status {
-                Status::Ok => "ok".to_string(),
+                Status::Ok if reason.is_empty() => "ok".to_string(),
+                Status::Ok => format!("ok ({reason})"),
                 Status::Unsupported => format!("unsupported: {reason}"),
                 Status::Permission => reason.to_string(),
                 Status::Error => format!("error: {reason}"),

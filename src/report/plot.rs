@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::benches;
+use crate::benches::{self, applies};
 
 use crate::error::{Error, Result};
 use crate::results::ResultFile;
@@ -15,7 +15,7 @@ use crate::stats::mean_sd;
 use super::chart::{chart_on, draw_legend};
 
 use super::{scaled, Exporter, Rendered};
-use crate::config::OutputTarget;
+use crate::config::{OutputTarget, SweepName, SweepParam};
 
 /// One swept value and its measured rate (events per second).
 pub struct Point {
@@ -24,17 +24,38 @@ pub struct Point {
     pub sd: f64,
 }
 
-pub fn render(
-    title: &str,
-    param: &str,
-    what: &str,
-    points: &[Point],
-    ideal: bool,
-) -> Result<String> {
-    let frame = Frame::of(points, ideal);
+/// One chart of the plot: a figure by the swept value.
+pub struct Panel<'a> {
+    pub title: String,
+    /// What the figure counts (its unit).
+    pub what: &'a str,
+    pub points: Vec<Point>,
+    /// Draw the ideal linear scaling (a sweep of producers).
+    pub ideal: bool,
+    /// A rate, drawn in a scaled unit per second; otherwise the figure's
+    /// values as they are.
+    pub rate: bool,
+}
+
+/// The plot of one or more panels, one above the other: the headline rate,
+/// then each figure of the benchmark's own (a time per op).
+pub fn render(param: &str, panels: &[Panel]) -> Result<String> {
+    let fail = |e: String| Error::runtime(format!("cannot draw the plot: {e}"));
     let mut svg = String::new();
-    draw(&mut svg, title, param, what, points, ideal, &frame)
-        .map_err(|e| Error::runtime(format!("cannot draw the plot: {e}")))?;
+    {
+        let height = 500 * panels.len().max(1) as u32;
+        let root = SVGBackend::with_string(&mut svg, (800, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(why).map_err(fail)?;
+        for (area, panel) in root
+            .split_evenly((panels.len().max(1), 1))
+            .iter()
+            .zip(panels)
+        {
+            let frame = Frame::of(&panel.points, panel.ideal, panel.rate);
+            draw(area, param, panel, &frame).map_err(fail)?;
+        }
+        root.present().map_err(why).map_err(fail)?;
+    }
     Ok(svg)
 }
 
@@ -50,7 +71,7 @@ struct Frame {
 }
 
 impl Frame {
-    fn of(points: &[Point], ideal: bool) -> Frame {
+    fn of(points: &[Point], ideal: bool, rate: bool) -> Frame {
         let top = points.iter().map(|p| p.mean + p.sd).fold(0.0f64, f64::max);
         let ideal_top = match (ideal, points.first()) {
             (true, Some(first)) if first.value > 0 => points
@@ -59,7 +80,10 @@ impl Frame {
                 .fold(0.0f64, f64::max),
             _ => 0.0,
         };
-        let (_, unit) = scaled(top.max(ideal_top));
+        let (_, unit) = match rate {
+            true => scaled(top.max(ideal_top)),
+            false => (0.0, ""),
+        };
         let div = match unit {
             "M" => 1e6,
             "K" => 1e3,
@@ -83,16 +107,22 @@ fn why(err: impl std::fmt::Display) -> String {
     err.to_string()
 }
 
-/// Draws the axes, the ideal line, the means and their error bars into `svg`.
+/// Draws the axes, the ideal line, the means and their error bars of a
+/// panel into its area.
 fn draw(
-    svg: &mut String,
-    title: &str,
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
     param: &str,
-    what: &str,
-    points: &[Point],
-    ideal: bool,
+    panel: &Panel,
     frame: &Frame,
 ) -> std::result::Result<(), String> {
+    let Panel {
+        title,
+        what,
+        points,
+        ideal,
+        rate,
+    } = panel;
+    let (points, ideal) = (points.as_slice(), *ideal);
     let &Frame {
         div,
         unit,
@@ -101,9 +131,7 @@ fn draw(
         x_max,
         pad,
     } = frame;
-    let root = SVGBackend::with_string(svg, (800, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(why)?;
-    let mut chart = chart_on(&root, title)
+    let mut chart = chart_on(root, title)
         .build_cartesian_2d((x_min - pad)..(x_max + pad), 0.0..y_max)
         .map_err(why)?;
     // The swept parameters are whole numbers: label only whole ticks.
@@ -119,7 +147,10 @@ fn draw(
         .x_labels(((x_max - x_min) as usize + 1).clamp(2, 12))
         .x_label_formatter(&whole)
         .x_desc(param)
-        .y_desc(format!("{what} ({unit}/s)"))
+        .y_desc(match rate {
+            true => format!("{what} ({unit}/s)"),
+            false => what.to_string(),
+        })
         .draw()
         .map_err(why)?;
     if let Some(first) = points.first().filter(|f| ideal && f.value > 0) {
@@ -150,11 +181,33 @@ fn draw(
             ErrorBar::new_vertical(p.value as f64, low, mean, high, BLUE.filled(), 8)
         }))
         .map_err(why)?;
-    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(why)?;
-    root.present().map_err(why)
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(why)
 }
 
-/// The SVG exporter: the sweep of a result, its headline rate by the swept value.
+/// A figure's value by the swept value: the mean over the value's runs, ±
+/// their sd.
+fn figure_points(figure: &crate::figures::Figure, result: &ResultFile) -> Vec<Point> {
+    let mut values: Vec<u64> = result.runs.iter().filter_map(|r| r.sweep_value).collect();
+    values.dedup();
+    values
+        .into_iter()
+        .filter_map(|value| {
+            let seen: Vec<f64> = (result.runs.iter())
+                .filter(|run| run.sweep_value == Some(value))
+                .filter_map(figure.of_run)
+                .collect();
+            let figure = (!seen.is_empty()).then(|| mean_sd(&seen))?;
+            Some(Point {
+                value,
+                mean: figure.mean,
+                sd: figure.sd,
+            })
+        })
+        .collect()
+}
+
+/// The SVG exporter: the sweep of a result, its headline rate by the swept
+/// value, and each of its other figures below.
 pub struct Svg;
 
 impl Exporter for Svg {
@@ -229,8 +282,23 @@ impl Exporter for Svg {
             .collect();
         let what = headline.unit;
         let title = format!("{}: {what} per second by {}", result.benchmark, sweep.param);
-        let producers = matches!(sweep.param.as_str(), "producers" | "parallelism");
-        let svg = render(&title, &sweep.param, what, &points, producers)?;
+        let swept = applies::sweep_param(bench, &SweepName::parse(&sweep.param));
+        let producers = matches!(swept, Some(SweepParam::Producers { .. }));
+        let mut panels = vec![Panel {
+            title,
+            what,
+            points,
+            ideal: producers,
+            rate: true,
+        }];
+        panels.extend(bench.figures()[1..].iter().map(|figure| Panel {
+            title: format!("{}: {} by {}", result.benchmark, figure.unit, sweep.param),
+            what: figure.unit,
+            points: figure_points(figure, result),
+            ideal: false,
+            rate: false,
+        }));
+        let svg = render(&sweep.param, &panels)?;
         Ok(vec![(target.clone(), svg.into_bytes())])
     }
 }

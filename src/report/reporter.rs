@@ -3,8 +3,10 @@
 //! `perf bench`'s for operations.
 
 use super::{latency, perf, sweep_tables, text};
-use crate::benches::{Benchmark, Metric, PerfFormat, Piece};
-use crate::config::RunConfig;
+use std::collections::BTreeMap;
+
+use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
+use crate::config::{OptionValue, RunConfig};
 use crate::latency::{LatencyOverRuns, LatencyRecord};
 use crate::probe_path::ProbePath;
 use crate::runner::FixedRun;
@@ -70,6 +72,7 @@ impl Reporter {
         match self.metric {
             Metric::Hits => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
+            Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
         }
     }
 
@@ -77,6 +80,7 @@ impl Reporter {
     pub fn summary(&self, summary: &Summary, producers: usize) -> String {
         match self.metric {
             Metric::Hits => text::summary_line(summary, self.emulated),
+            Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -96,15 +100,49 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits => text::fixed_lines(self.bench, run, config.producers, self.emulated),
+            Metric::Hits | Metric::HitOps => {
+                text::fixed_lines(self.bench, run, config.producers, self.emulated)
+            }
             Metric::Ops(format) => perf_block(&format, run, config),
         }
+    }
+
+    /// The kernel runner's closing line of a benchmark timed inside BPF
+    /// (`bpf-nop`), from the figures its run kept (`--machine-readable`: its
+    /// `RESULT` line); `None` for a run that kept no timing.
+    pub fn bpf_timing(&self, kept: &BTreeMap<String, f64>, config: &RunConfig) -> Option<String> {
+        let samples = *kept.get(timing::KEPT_SAMPLES)? as u64;
+        let get = |name| kept.get(name).copied().unwrap_or(0.0);
+        let (median, stddev, p99) = (
+            get(timing::KEPT_MEDIAN),
+            get(timing::KEPT_STDDEV),
+            get(timing::KEPT_P99),
+        );
+        let machine_readable = config
+            .params
+            .iter()
+            .any(|(k, v)| k == timing::MACHINE_READABLE.long && v == OptionValue::Flag(true));
+        Some(match (samples, machine_readable) {
+            (0, _) => "No timing samples collected.".to_string(),
+            (_, true) => format!(
+                "RESULT scenario={} samples={samples} median={median:.2} stddev={stddev:.2} \
+                 cv={:.2} min={:.2} p99={p99:.2} max={:.2}",
+                self.bench,
+                get(timing::KEPT_CV),
+                get(timing::KEPT_MIN),
+                get(timing::KEPT_MAX)
+            ),
+            (_, false) => format!(
+                "{}: median {median:.2} ns/op, stddev {stddev:.2}, p99 {p99:.2} ({samples} samples)",
+                self.bench
+            ),
+        })
     }
 
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
-            Metric::Hits => "hit",
+            Metric::Hits | Metric::HitOps => "hit",
             Metric::Ops(_) => "operation",
         }
     }
@@ -231,11 +269,17 @@ mod tests {
         }
     }
 
+    /// The lines of a fixed run of `name` with `producers`.
+    fn fixed_lines(name: &str, producers: usize, calls: u64, ops: u64) -> Vec<String> {
+        let bench = benches::find(name).unwrap();
+        let mut config = bench.default_config().unwrap();
+        config.producers = producers;
+        Reporter::new(bench).fixed(&fixed(calls, ops), &config)
+    }
+
     #[test]
     fn perf_blocks_follow_perf_bench() {
-        let syscall = benches::find("syscall-basic").unwrap();
-        let config = syscall.default_config().unwrap();
-        let lines = Reporter::new(syscall).fixed(&fixed(10_000_000, 10_000_000), &config);
+        let lines = fixed_lines("syscall-basic", 1, 10_000_000, 10_000_000);
         assert_eq!(
             lines,
             [
@@ -247,19 +291,14 @@ mod tests {
                 "       12835882 ops/sec",
             ]
         );
-        let thread = benches::find("breakpoint-thread").unwrap();
-        let mut config = thread.default_config().unwrap();
-        config.producers = 2;
-        let lines = Reporter::new(thread).fixed(&fixed(56, 1120), &config);
+        let lines = fixed_lines("breakpoint-thread", 2, 56, 1120);
         assert_eq!(
             lines[1],
             "# Created/joined 56 threads with 1 breakpoints and 2 parallelism"
         );
         assert!(lines[5].ends_with(" usecs/op/cpu"), "{lines:?}");
         assert_eq!(lines.len(), 6);
-        let empty = benches::find("uprobe-empty").unwrap();
-        let config = empty.default_config().unwrap();
-        let lines = Reporter::new(empty).fixed(&fixed(1000, 1000), &config);
+        let lines = fixed_lines("uprobe-empty", 1, 1000, 1000);
         assert_eq!(
             lines,
             [

@@ -2,6 +2,7 @@
 //! sweep of bodies, each body's cost against count.
 
 use super::{rate_with_sd, scaled};
+use crate::config::Body;
 use crate::results::BodyRow;
 use crate::stats::MeanSd;
 
@@ -59,7 +60,12 @@ pub fn body_table_title(bench: &str, rows: &[BodyRow]) -> String {
 }
 
 fn has_count(rows: &[BodyRow]) -> bool {
-    rows.iter().any(|r| r.body == "count")
+    rows.iter().any(is_count)
+}
+
+/// The count's row: the reference the other bodies cost against.
+fn is_count(row: &BodyRow) -> bool {
+    row.body == Body::Count.name()
 }
 
 /// The rows of a body sweep: `ktime  1.234 ± 0.010M/s  810.4 ns/hit
@@ -82,7 +88,7 @@ pub fn body_table(rows: &[BodyRow]) -> Vec<String> {
     )];
     for row in rows {
         let cost = match &row.cost_ns {
-            None if row.body == "count" => "(reference)".to_string(),
+            None if is_count(row) => "(reference)".to_string(),
             None => "n/a".to_string(),
             Some(cost) => match cost.ci95 {
                 Some(half) => format!("{:+.1} \u{00b1} {half:.1} (95 % CI)", cost.mean),

@@ -6,8 +6,9 @@ use crate::config::Repetition;
 use crate::figures::Figure;
 use crate::noise::{Noise, NoiseKind};
 use crate::results::{PrecisionRecord, SequentialRecord, StopReason};
-use crate::runner::{FixedRun, Phase};
+use crate::runner::{FixedRun, StoppedAt};
 use crate::stats::{Change, RunStats, Sample, Sensitivity, Summary, Verdict};
+use crate::trigger_path::{TriggerPath, TriggerUsed};
 
 fn mega(per_sec: f64) -> f64 {
     per_sec / 1e6
@@ -16,13 +17,9 @@ fn mega(per_sec: f64) -> f64 {
 /// `Iter   3 (  12.345us): hits    1.234M/s (  1.234M/prod), drops ...`; the
 /// figure in parentheses is how late the tick fired.
 pub fn iteration_line(sample: &Sample, producers: usize) -> String {
-    let hits = mega(sample.hits_per_sec());
     format!(
-        "Iter {:3} ({:7.3}us): hits {:8.3}M/s ({:7.3}M/prod), drops {:8.3}M/s, total operations {:8.3}M/s",
-        sample.iteration,
-        sample.late_ns as f64 / 1e3,
-        hits,
-        hits / producers.max(1) as f64,
+        "{}, drops {:8.3}M/s, total operations {:8.3}M/s",
+        hit_ops_iteration_line(sample, producers),
         mega(sample.drops_per_sec()),
         mega(sample.total_per_sec()),
     )
@@ -65,6 +62,36 @@ fn noisy_note(summary: &Summary, emulated: bool) -> String {
         String::new()
     };
     noisy + if emulated { EMULATED } else { "" }
+}
+
+/// `Iter   3 (  12.345us): hits    1.234M/s (  1.234M/prod)`: the kernel
+/// runner's `ops_report_progress`.
+pub fn hit_ops_iteration_line(sample: &Sample, producers: usize) -> String {
+    let hits = mega(sample.hits_per_sec());
+    format!(
+        "Iter {:3} ({:7.3}us): hits {:8.3}M/s ({:7.3}M/prod)",
+        sample.iteration,
+        sample.late_ns as f64 / 1e3,
+        hits,
+        hits / producers.max(1) as f64,
+    )
+}
+
+/// `Summary: throughput    1.234 ± 0.012 M ops/s (  1.234M ops/prod), latency
+/// 810.373 ns/op`: the kernel runner's `ops_report_final`, whose latency is
+/// one producer's time per op (run_common.sh's `summarize_ops` cuts both).
+pub fn hit_ops_summary_line(summary: &Summary, emulated: bool) -> String {
+    let latency = match summary.latency_ns {
+        Some(ns) => format!("{ns:8.3}"),
+        None => "     n/a".to_string(),
+    };
+    format!(
+        "Summary: throughput {:8.3} \u{00b1} {:5.3} M ops/s ({:7.3}M ops/prod), latency {latency} ns/op{}",
+        mega(summary.hits.mean),
+        mega(summary.hits.sd),
+        mega(summary.per_producer),
+        noisy_note(summary, emulated),
+    )
 }
 
 /// `Iter   3 (  12.345us): ops   35.123K/s ( 35.123K/prod), usecs/op     28.471`
@@ -139,6 +166,23 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize, emulated: bool
     lines
 }
 
+/// `trigger: raw_tp program run by BPF_PROG_TEST_RUN (fallback: upstream's
+/// fentry on getpgid is refused here: ...)`: a helper benchmark's header line,
+/// and its `--probe` note.
+pub fn trigger_line(used: &TriggerUsed) -> String {
+    let words = used.path.words();
+    match &used.refused {
+        None if used.path == TriggerPath::RawtpTestRun => {
+            format!("trigger: {words} (the helper benchmarks' fallback, alone)")
+        }
+        None => format!("trigger: {words} (upstream's)"),
+        Some((upstream, why)) => format!(
+            "trigger: {words} (fallback: upstream's {} is refused here: {why})",
+            upstream.words()
+        ),
+    }
+}
+
 /// The warning for more threads than CPUs.
 pub fn oversubscribed_warning(threads: usize, cpus: usize) -> String {
     format!("warning: {threads} threads on {cpus} online CPUs share them: the rates will show it")
@@ -148,27 +192,35 @@ pub fn oversubscribed_warning(threads: usize, cpus: usize) -> String {
 /// runs of `points` (sweep points) were recorded, the last stopped in `phase`.
 /// `unit` names what `done` and `points` count: "sweep point", or "run" when
 /// runs are repeated or interleaved.
-pub fn interrupted(signal: &str, phase: Phase, done: usize, points: usize, unit: &str) -> String {
+pub fn interrupted(
+    signal: &str,
+    phase: StoppedAt,
+    done: usize,
+    points: usize,
+    unit: &str,
+) -> String {
     let by = format!("interrupted by {signal}");
     let point = match points {
         1 => String::new(),
         n => format!(" ({unit} {} of {n})", done.max(1)),
     };
     match phase {
-        Phase::Between if done == 0 => format!("{by} before the first run: nothing was measured"),
-        Phase::Between => format!("{by} after {done} of {points} {unit}s"),
-        Phase::SetUp => format!("{by} during set-up{point}: nothing was measured"),
-        Phase::WarmUp => format!("{by} during warm-up{point}: nothing was measured"),
-        Phase::Measuring { measured: 0, .. } => {
+        StoppedAt::Between if done == 0 => {
+            format!("{by} before the first run: nothing was measured")
+        }
+        StoppedAt::Between => format!("{by} after {done} of {points} {unit}s"),
+        StoppedAt::SetUp => format!("{by} during set-up{point}: nothing was measured"),
+        StoppedAt::WarmUp => format!("{by} during warm-up{point}: nothing was measured"),
+        StoppedAt::Measuring { measured: 0, .. } => {
             format!("{by} before the first measured second{point}: nothing was measured")
         }
-        Phase::Measuring { measured, of } => format!(
+        StoppedAt::Measuring { measured, of } => format!(
             "{by} after {measured} of {of} measured iterations{point}: the summary above is partial"
         ),
-        Phase::Fixed { done: calls, of } => {
+        StoppedAt::Fixed { done: calls, of } => {
             format!("{by} after {calls} of {of} calls{point}: the report above is partial")
         }
-        Phase::Cycle(stopped) => format!(
+        StoppedAt::Cycle(stopped) => format!(
             "{by} {}{point}: every probe was detached; that cycle is not counted",
             super::attach::stopped_words(stopped)
         ),
@@ -560,6 +612,31 @@ mod tests {
             "Summary: ops   35.123 \u{b1} 0.456K/s ( 17.561K/prod), usecs/op     28.471 \u{b1} 0.370, usecs/op/cpu     56.942"
         );
         assert_eq!(kernel_cut(&line).trim(), "35.123 \u{b1} 0.456K/s");
+    }
+
+    #[test]
+    fn hit_ops_lines_are_the_kernel_runners_ops_report() {
+        let line = hit_ops_summary_line(&one_producer_summary(1_234_000.0, 12_000.0), false);
+        assert_eq!(line, "Summary: throughput    1.234 \u{b1} 0.012 M ops/s (  1.234M ops/prod), latency  810.373 ns/op");
+        let sample = Sample {
+            iteration: 3,
+            elapsed_ns: 1_000_000_000,
+            late_ns: 12_345,
+            hits: 1_234_000,
+            drops: 0,
+            warmup: false,
+        };
+        let line = hit_ops_iteration_line(&sample, 2);
+        assert_eq!(
+            line,
+            "Iter   3 ( 12.345us): hits    1.234M/s (  0.617M/prod)"
+        );
+        let refused = Some((TriggerPath::FentryGetpgid, "EPERM".to_string()));
+        let line = trigger_line(&TriggerUsed {
+            path: TriggerPath::RawtpTestRun,
+            refused,
+        });
+        assert!(line.ends_with("(fallback: upstream's fentry on getpgid is refused here: EPERM)"));
     }
 
     #[test]

@@ -232,6 +232,10 @@ pub struct Options {
     pub repeat: Option<u64>,
     /// The benchmark's own options, defaults filled in.
     pub params: BTreeMap<String, u64>,
+    /// The benchmark's own options whose value is a word
+    /// (`--crypto-cipher`), defaults filled in.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub text_params: BTreeMap<String, String>,
     /// `-s/--stacktrace` (or `--body stack`) was given.
     #[serde(default, skip_serializing_if = "is_false")]
     pub stacktrace: bool,
@@ -318,6 +322,16 @@ impl Options {
             affinity,
             repeat: config.repeat,
             params: params_record(config),
+            text_params: config
+                .params
+                .iter()
+                .filter_map(|(k, v)| match v {
+                    crate::config::OptionValue::Text(text) => {
+                        Some((k.to_string(), text.to_string()))
+                    }
+                    _ => None,
+                })
+                .collect(),
             stacktrace: config.body == crate::config::Body::Stack,
             body: match config.body {
                 crate::config::Body::Count => None,
@@ -499,7 +513,8 @@ pub enum ProbeStatus {
 pub struct ProbeOutcome {
     pub name: &'static str,
     pub status: ProbeStatus,
-    /// Why, unless `ok`.
+    /// Why, unless `ok`; with `ok`, what the run will differ in from the
+    /// kernel runner's (the fallback trigger it takes), if anything.
     pub reason: Option<String>,
 }
 

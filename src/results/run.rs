@@ -17,6 +17,7 @@ use crate::profile::Breakdown;
 use crate::runner::affinity::Placement;
 use crate::runner::FixedRun;
 use crate::stats::{Sample, Summary};
+use crate::trigger_path::TriggerPath;
 
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +91,9 @@ pub struct RunRecord {
     /// Figures of its own a benchmark measured in this run, by name (what
     /// `Workload::figures` said after the run).
     pub figures: BTreeMap<String, f64>,
+    /// For a helper benchmark: the trigger its body ran from
+    /// (`rawtp-test-run` where the kernel refused upstream's).
+    pub trigger: Option<TriggerPath>,
 }
 
 /// A run's record as the result file lays it out (`docs/result-schema.json`):
@@ -122,6 +126,8 @@ pub struct RunRecordWire {
     churn: Option<ChurnRecord>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     figures: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trigger: Option<TriggerPath>,
 }
 
 impl From<RunRecord> for RunRecordWire {
@@ -152,6 +158,7 @@ impl From<RunRecord> for RunRecordWire {
             cycle,
             churn,
             figures: run.figures,
+            trigger: run.trigger,
         }
     }
 }
@@ -192,6 +199,7 @@ impl TryFrom<RunRecordWire> for RunRecord {
             profile: wire.profile,
             latency: wire.latency,
             figures: wire.figures,
+            trigger: wire.trigger,
         })
     }
 }
@@ -234,6 +242,7 @@ impl RunRecord {
             profile: None,
             latency: None,
             figures: BTreeMap::new(),
+            trigger: None,
         }
     }
 
@@ -283,7 +292,7 @@ pub fn params_record(config: &RunConfig) -> BTreeMap<String, u64> {
     config
         .params
         .iter()
-        .map(|(k, v)| (k.to_string(), v.as_number()))
+        .filter_map(|(k, v)| Some((k.to_string(), v.as_number()?)))
         .collect()
 }
 
@@ -310,6 +319,7 @@ mod tests {
             profile: None,
             latency: None,
             figures: BTreeMap::new(),
+            trigger: Some(TriggerPath::RawtpTestRun),
         }
     }
 
@@ -355,6 +365,7 @@ mod tests {
                 assert!(keys.contains(&key), "{keys:?}");
             }
             assert_eq!(json["probe_path"], "single-stepped");
+            assert_eq!(json["trigger"], "rawtp-test-run");
             let back: RunRecord = serde_json::from_value(json).unwrap();
             assert_eq!(back, run);
         }

@@ -149,7 +149,7 @@ pub const BLOCK_NS: u64 = 200_000;
 
 /// What a sizing run's block pairs say of the spin.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Measured {
+pub struct SpinEffect {
     /// Median wall ns of an operation without the spin.
     pub op_ns: f64,
     /// Median over pairs of the slowdown the spin made, as a fraction of
@@ -174,12 +174,12 @@ impl Blocks {
     /// The medians over the pairs (a preemption slows one block of a pair,
     /// either one, so the median shrugs it off where a mean would not);
     /// `None` with no pair.
-    pub fn measured(&self) -> Option<Measured> {
+    pub fn measured(&self) -> Option<SpinEffect> {
         let pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
         let per_op: Vec<(f64, f64)> = pairs.iter().filter_map(BlockPair::per_op).collect();
         let mut without: Vec<f64> = per_op.iter().map(|p| p.0).collect();
         let mut slowdown: Vec<f64> = per_op.iter().map(|(a, b)| 1.0 - a / b).collect();
-        Some(Measured {
+        Some(SpinEffect {
             op_ns: median(&mut without)?,
             slowdown: median(&mut slowdown)?,
             pairs: per_op.len(),
@@ -285,7 +285,7 @@ mod tests {
     /// What the sizing blocks measure through the runner's loop: an
     /// operation of 10 iterations, `iterations` more in alternate blocks,
     /// a million operations at most.
-    fn measured_in_blocks(iterations: u64) -> Measured {
+    fn measured_in_blocks(iterations: u64) -> SpinEffect {
         let placement = Placement {
             consumers: vec![],
             producers: vec![None],
@@ -315,7 +315,7 @@ mod tests {
         // the machine. A runner that spun in neither block, or in both,
         // would read near 0, and one that spun in the block without it
         // would read below 0.
-        let odds = |m: &Measured| m.slowdown / (1.0 - m.slowdown);
+        let odds = |m: &SpinEffect| m.slowdown / (1.0 - m.slowdown);
         let short = measured_in_blocks(100);
         assert!(short.slowdown > 0.5, "{short:?}");
         // Four times the iterations, about four times the odds (the spin's

@@ -29,7 +29,7 @@ pub use threads::ConsumerCtx;
 
 /// Where a run was when an interrupt stopped it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub enum StoppedAt {
     /// Before a run started (between sweep points).
     Between,
     SetUp,
@@ -109,12 +109,25 @@ pub trait Workload: Sync {
         None
     }
 
+    /// The measured part of a run begins (`true`: the measured seconds, or
+    /// a fixed run's start) or ends (`false`), on the measuring thread while
+    /// the producers run: a workload that times its own operations (inside
+    /// BPF) keeps the timings between the two alone.
+    fn measuring(&self, _on: bool) {}
+
     /// Figures of its own the benchmark measured besides its counts (the
     /// memory a map uses, a share of lookups), by name, asked while it is
     /// still set up after the run; the run keeps them, and the figures it
     /// declares read them (`figures::kept`).
     fn figures(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
+    }
+
+    /// For a benchmark whose BPF body runs from a trigger it chose at set-up
+    /// (upstream's, or a fallback the kernel allows), which one; `None` for
+    /// the others.
+    fn trigger(&self) -> Option<crate::trigger_path::TriggerUsed> {
+        None
     }
 }
 

@@ -29,7 +29,7 @@ pub struct RunSeconds {
 
 /// What a run does once set up: tick for a time, or a fixed amount of work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Work {
+pub enum RunLength {
     Timed(RunSeconds),
     /// Exactly this many producer operations in total.
     Fixed {
@@ -39,7 +39,7 @@ pub enum Work {
 
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Measured {
+pub enum RunMeasurement {
     /// Every sample taken, warm-up ones marked; fewer than asked when a stop
     /// request cut the run short.
     Timed(Vec<Sample>),
@@ -109,27 +109,26 @@ pub(super) fn announce(observers: &mut Observers<'_, '_>, event: impl Fn(&mut dy
 pub fn run(
     setup: impl FnOnce() -> Result<Box<dyn Workload>>,
     placement: &Placement,
-    work: Work,
+    work: RunLength,
     observers: &mut Observers<'_, '_>,
-) -> Result<Measured> {
+) -> Result<RunMeasurement> {
     announce(observers, |o| o.setting_up());
     let workload = setup()?;
     // Observers ask the benchmark's own workload, not a wrapper.
     let (asked, _) = unwrap_injected(workload.as_ref());
     announce(observers, |o| o.set_up(asked));
     let measured = if interrupt::received().is_some() {
-        Ok(Measured::NotStarted)
+        Ok(RunMeasurement::NotStarted)
     } else {
         match work {
-            Work::Timed(timing) => {
-                run_timed(workload.as_ref(), placement, timing, observers).map(Measured::Timed)
-            }
-            Work::Fixed { repeat } => {
+            RunLength::Timed(timing) => run_timed(workload.as_ref(), placement, timing, observers)
+                .map(RunMeasurement::Timed),
+            RunLength::Fixed { repeat } => {
                 let fixed = run_fixed(workload.as_ref(), placement, repeat, observers);
                 if let Ok(fixed) = &fixed {
                     announce(observers, |o| o.fixed_ended(fixed));
                 }
-                fixed.map(Measured::Fixed)
+                fixed.map(RunMeasurement::Fixed)
             }
         }
     };
@@ -196,11 +195,11 @@ mod tests {
         let measured = run(
             spin,
             &placement,
-            Work::Timed(timing),
+            RunLength::Timed(timing),
             &mut [&mut first, &mut second],
         )
         .unwrap();
-        assert!(matches!(measured, Measured::Timed(s) if s.len() == 2));
+        assert!(matches!(measured, RunMeasurement::Timed(s) if s.len() == 2));
         let expected = [
             "setting_up",
             "set_up",
@@ -220,7 +219,7 @@ mod tests {
             warmup_secs: 0,
             duration_secs: 1,
         };
-        run(spin, &placement, Work::Timed(timing), &mut [&mut log]).unwrap();
+        run(spin, &placement, RunLength::Timed(timing), &mut [&mut log]).unwrap();
         assert_eq!(
             log.0[2..5],
             ["measure_started 1", "sample 0 false", "measure_ended 1"],
@@ -235,7 +234,7 @@ mod tests {
         run(
             spin,
             &placement,
-            Work::Fixed { repeat: 1000 },
+            RunLength::Fixed { repeat: 1000 },
             &mut [&mut log],
         )
         .unwrap();
@@ -259,7 +258,7 @@ mod tests {
         let err = run(
             || Err(crate::error::Error::setup("no")),
             &placement,
-            Work::Fixed { repeat: 1 },
+            RunLength::Fixed { repeat: 1 },
             &mut [&mut log],
         )
         .unwrap_err();

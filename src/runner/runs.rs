@@ -41,6 +41,7 @@ pub fn run_timed(
             if warmup > 0 {
                 announce(observers, |o| o.warmup_started(timing));
             } else {
+                workload.measuring(true);
                 announce(observers, |o| o.measure_started(timing));
             }
             let mut prev_time = start;
@@ -67,11 +68,13 @@ pub fn run_timed(
                 announce(observers, |o| o.sample(&sample));
                 samples.push(sample);
                 if iteration + 1 == warmup {
+                    workload.measuring(true);
                     announce(observers, |o| o.measure_started(timing));
                 }
                 prev = counts;
                 prev_time = now;
             }
+            workload.measuring(false);
             if samples.len() >= warmup as usize {
                 announce(observers, |o| o.measure_ended(&samples));
             }
@@ -121,7 +124,8 @@ pub fn run_fixed(
     let quotas = quotas(repeat, placement.producers.len());
     let before = workload.measure(0);
     let op_timing = phases::producer_timing(observers);
-    let (elapsed_ns, calls, ops) = with_threads(
+    workload.measuring(true);
+    let threads = with_threads(
         workload,
         spin,
         placement,
@@ -141,7 +145,9 @@ pub fn run_fixed(
             let elapsed_ns = nanos(last.unwrap_or_else(Instant::now) - start);
             (elapsed_ns, shared.total_calls(), shared.total_ops())
         },
-    )?;
+    );
+    workload.measuring(false);
+    let (elapsed_ns, calls, ops) = threads?;
     let after = workload.measure(ops);
     Ok(FixedRun {
         elapsed_ns,

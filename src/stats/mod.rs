@@ -9,6 +9,7 @@ mod runs;
 mod sequential;
 mod student;
 mod summary;
+pub mod timing;
 
 pub use change::{
     change_between, compare_runs, paired_change, paired_change_at, Basis, Better, Change,

@@ -17,6 +17,19 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// A second's sample taken on time, for tests.
+    #[cfg(test)]
+    pub fn on_time(iteration: u32, hits: u64, drops: u64, warmup: bool) -> Sample {
+        Sample {
+            iteration,
+            elapsed_ns: 1_000_000_000,
+            late_ns: 0,
+            hits,
+            drops,
+            warmup,
+        }
+    }
+
     pub fn hits_per_sec(&self) -> f64 {
         per_second(self.hits, self.elapsed_ns)
     }

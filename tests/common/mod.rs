@@ -34,6 +34,27 @@ pub fn temp_file(tag: &str, name: &str) -> (PathBuf, PathBuf) {
     (dir, path)
 }
 
+/// `line` with `{json}` standing for the path of `run.json` in a fresh
+/// directory named after the running test: the directory, the path, the line.
+pub fn json_line(line: &str) -> (PathBuf, PathBuf, String) {
+    assert!(line.contains("{json}"), "no {{json}} in {line:?}");
+    // The test harness names each test's thread after the test.
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("test")
+        .replace("::", "-");
+    let (dir, json) = temp_file(&test, "run.json");
+    let line = line.replace("{json}", json.to_str().expect("a temporary path is UTF-8"));
+    (dir, json, line)
+}
+
+/// A fresh directory for `tag` and a copy of the binary in it, named `name`.
+pub fn bin_copy(tag: &str, name: &str) -> (PathBuf, PathBuf) {
+    let (dir, copy) = temp_file(tag, name);
+    fs::copy(bench_bin(), &copy).unwrap();
+    (dir, copy)
+}
+
 #[derive(Debug)]
 pub struct Output {
     pub code: i32,
@@ -91,6 +112,26 @@ pub fn bench(line: &str) -> Output {
 pub fn bench_ok(line: &str) -> Output {
     let out = bench(line);
     assert_eq!(out.code, 0, "bench {line}: {}", out.stderr);
+    out
+}
+
+/// Runs bench on `line` as [`json_line`] makes it and asserts that it
+/// succeeded: the directory, the JSON file's path, the output.
+pub fn bench_ok_json(line: &str) -> (PathBuf, PathBuf, Output) {
+    let (dir, json, line) = json_line(line);
+    (dir, json, bench_ok(&line))
+}
+
+/// Runs bench on `line`, a `--repeat` run, asserts that it succeeded and
+/// counted `hits` hits, and returns its output.
+pub fn assert_fixed_hits(line: &str, hits: u64) -> Output {
+    let out = bench_ok(line);
+    assert_eq!(
+        fixed_hits(&out.stdout),
+        hits,
+        "bench {line}:\n{}",
+        out.stdout
+    );
     out
 }
 
@@ -244,14 +285,19 @@ pub fn leftover_programs() -> Vec<String> {
     left
 }
 
-/// Processes whose command line starts with `bin`: the tool and any child it
-/// forked (a fork keeps its parent's command line).
-pub fn processes_of(bin: &Path) -> Vec<i32> {
-    let bin = bin.as_os_str().as_encoded_bytes();
+/// The processes there are now, by pid.
+pub fn pids() -> impl Iterator<Item = i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+}
+
+/// Processes whose command line starts with `bin`: the tool and any child it
+/// forked (a fork keeps its parent's command line).
+pub fn processes_of(bin: &Path) -> Vec<i32> {
+    let bin = bin.as_os_str().as_encoded_bytes();
+    pids()
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
                 .map(|cmd| cmd.split(|&b| b == 0).next() == Some(bin))
@@ -358,6 +404,14 @@ pub fn sigint_after(child: Child, after: Duration) -> Output {
     finish_child(child, Duration::from_secs(30), String::new())
 }
 
+/// Sends SIGINT to `child` once its stdout has shown the `nth` line that
+/// holds `needle`, and collects what it printed; it must exit within 30 s.
+pub fn sigint_at(mut child: Child, needle: &str, nth: usize) -> Output {
+    let seen = read_until(&mut child, needle, nth, false);
+    send_signal(&child, libc::SIGINT);
+    finish_child(child, Duration::from_secs(30), seen)
+}
+
 /// Waits (at most `limit`) for a spawned child to exit and collects what it
 /// printed; `stdout` holds what was already read of its stdout.
 pub fn finish_child(mut child: Child, limit: Duration, mut stdout: String) -> Output {
@@ -385,6 +439,30 @@ pub fn finish_child(mut child: Child, limit: Duration, mut stdout: String) -> Ou
 /// Asserts that `text` holds `needle`, showing the text where it does not.
 pub fn assert_has(text: &str, needle: &str) {
     assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
+}
+
+/// Asserts that `text` starts with `prefix`, showing the text where it does not.
+pub fn assert_starts(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "{prefix:?} does not start:\n{text}"
+    );
+}
+
+/// The lines of `text` from the first that starts with `prefix` (none if
+/// no line does).
+pub fn lines_from<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    text.lines()
+        .skip_while(|l| !l.starts_with(prefix))
+        .collect()
+}
+
+/// The index of the first of `lines` that starts with `prefix`.
+pub fn position_starting(lines: &[&str], prefix: &str) -> usize {
+    lines
+        .iter()
+        .position(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?} in:\n{}", lines.join("\n")))
 }
 
 /// The first line of `text` that starts with `prefix`.
@@ -415,6 +493,13 @@ pub fn spawn_bin(bin: &Path, args: &[&str]) -> Child {
 /// Starts bench with the arguments of `line`.
 pub fn spawn_line(line: &str) -> Child {
     spawn(&words(line))
+}
+
+/// Starts bench on `line` as [`json_line`] makes it: the directory, the JSON
+/// file's path, the child.
+pub fn spawn_json(line: &str) -> (PathBuf, PathBuf, Child) {
+    let (dir, json, line) = json_line(line);
+    (dir, json, spawn_line(&line))
 }
 
 /// Starts bench with `args`, its stdout and stderr piped.

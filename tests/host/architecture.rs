@@ -340,6 +340,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "perf_event",
             "targets",
             "probe_path",
+            "trigger_path",
             "kernel",
             "attach::facts",
         ],

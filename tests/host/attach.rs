@@ -41,11 +41,7 @@ fn checked_cycle(bench: &str, n: usize, link_kind: &str, verified: bool) {
     assert_has(&cycle.attached_with.to_string(), link_kind);
     assert!(cycle.attach.wall_ns > 0 && cycle.detach.wall_ns > 0);
     // The cycle's lines, in order, after the set-up line.
-    let lines: Vec<&str> = out
-        .stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("probes: "))
-        .collect();
+    let lines = lines_from(&out.stdout, "probes: ");
     assert_eq!(lines.len(), 6, "{bench} {n}:\n{}", out.stdout);
     assert_eq!(lines[0], format!("probes: {n} in {}", cycle.attached_with));
     assert!(lines[1].starts_with("attach "), "{}", out.stdout);
@@ -70,8 +66,8 @@ fn checked_cycle(bench: &str, n: usize, link_kind: &str, verified: bool) {
         out.stdout
     );
     let last = lines[5];
-    assert!(last.starts_with("Summary: attach "), "{last}");
-    assert!(last.contains(&fired_words), "{last}");
+    assert_starts(last, "Summary: attach ");
+    assert_has(last, &fired_words);
     assert!(
         last.contains(&format!("({n} probes, {};", cycle.attached_with)),
         "{last}"
@@ -204,16 +200,13 @@ fn bad_counts_are_refused_in_one_sentence() {
 #[test]
 fn repeated_runs_give_an_interval_on_attach_and_detach_times() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("runs", "runs.json");
-    let out = bench_ok(&format!(
-        "attach-uprobe-multi --attach-cnt 1000 --runs 3 --json {}",
-        json.display()
-    ));
+    let (dir, json, out) =
+        bench_ok_json("attach-uprobe-multi --attach-cnt 1000 --runs 3 --json {json}");
     // The process's first, cold cycle is kept apart from the two warm ones.
     assert_has(&out.stdout, "cold (first cycle of the process): attach ");
     assert_has(&out.stdout, "runs: 2, attach ");
     let last = out.stdout.lines().last().unwrap();
-    assert!(last.contains("2 of 2 cycles all fired"), "{last}");
+    assert_has(last, "2 of 2 cycles all fired");
     let result = ResultFile::load(&json).unwrap();
     assert_eq!(result.runs.len(), 3);
     let cold: Vec<bool> = result
@@ -281,11 +274,7 @@ fn sigint_mid_attach_detaches_what_was_attached() {
 #[test]
 fn sigint_mid_detach_detaches_all_and_keeps_the_cycles_measured() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("mid-detach", "run.json");
-    let child = spawn_line(&format!(
-        "attach-uprobe --attach-cnt 20 --runs 5 --json {}",
-        json.display()
-    ));
+    let (dir, json, child) = spawn_json("attach-uprobe --attach-cnt 20 --runs 5 --json {json}");
     let pid = child.id();
     // The first cycle attaches 20 links and detaches them (about 0.1 s
     // each; a link's count drops at once, its wait comes after); a later one
@@ -318,11 +307,7 @@ fn sigint_mid_detach_detaches_all_and_keeps_the_cycles_measured() {
 #[test]
 fn a_second_sigint_mid_detach_still_writes_the_completed_runs() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("second-sigint", "run.json");
-    let mut child = spawn_line(&format!(
-        "attach-uprobe --attach-cnt 20 --runs 3 --json {}",
-        json.display()
-    ));
+    let (dir, json, mut child) = spawn_json("attach-uprobe --attach-cnt 20 --runs 3 --json {json}");
     let pid = child.id();
     let seen = read_until(&mut child, "Run    1: attach ", 1, false);
     // Run 2 attaches its 20 links (about 0.1 s each to detach), then detaches.
@@ -400,7 +385,7 @@ fn churn_attaches_and_detaches_beside_the_hits_and_leaves_nothing() {
     let (hits, churn, stdout) = churn_run(&["-c", "0"]);
     assert!(hits > 10_000.0, "{stdout}");
     assert_eq!((churn.threads, churn.cycles), (0, 0));
-    assert!(stdout.contains("churn: none (-c 0)"), "{stdout}");
+    assert_has(&stdout, "churn: none (-c 0)");
 
     // The default churns with one thread: each of its cycles attached a
     // uprobe that fired once (a cycle whose probe did not fire fails the
@@ -432,11 +417,7 @@ fn churn_attaches_and_detaches_beside_the_hits_and_leaves_nothing() {
 #[test]
 fn a_churn_sweep_over_consumers_runs_each_count() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("churn-sweep", "run.json");
-    bench_ok(&format!(
-        "attach-churn -w0 -d1 --sweep consumers=0,2 --json {}",
-        json.display()
-    ));
+    let (dir, json, _) = bench_ok_json("attach-churn -w0 -d1 --sweep consumers=0,2 --json {json}");
     let result = ResultFile::load(&json).unwrap();
     let threads: Vec<usize> = result
         .runs

@@ -219,13 +219,9 @@ fn the_verifier_leaves_the_chosen_body_alone() {
 #[test]
 fn a_body_run_ends_with_its_cost_against_the_count() {
     let _lock = probe_lock();
-    let out = run(&["-q", "-w0", "-d1", "--body", "ktime", "trig-uprobe-nop"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-q -w0 -d1 --body ktime trig-uprobe-nop");
     let lines: Vec<&str> = out.stdout.lines().collect();
-    let table = lines
-        .iter()
-        .position(|l| l.starts_with("Bodies of trig-uprobe-nop"))
-        .unwrap_or_else(|| panic!("no body table in:\n{}", out.stdout));
+    let table = position_starting(&lines, "Bodies of trig-uprobe-nop");
     assert!(
         lines.contains(&"# body=count") && lines.contains(&"# body=ktime"),
         "{}",
@@ -262,11 +258,8 @@ fn a_body_run_ends_with_its_cost_against_the_count() {
 #[test]
 fn bodies_are_kept_in_results_and_profiled() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("bodies", "ktime.json");
-    let out = bench_ok(&format!(
-        "-q -w1 -d1 --profile --body hash --json {} trig-usdt-nop",
-        json.display()
-    ));
+    let (dir, json, out) =
+        bench_ok_json("-q -w1 -d1 --profile --body hash --json {json} trig-usdt-nop");
     assert_has(&out.stdout, "top kernel functions");
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

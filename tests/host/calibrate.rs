@@ -3,8 +3,6 @@
 
 use crate::common::*;
 
-use std::time::Duration;
-
 #[test]
 fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
     let _lock = probe_lock();
@@ -43,7 +41,7 @@ fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
         out.stdout
     );
     let last = lines.last().unwrap();
-    assert!(last.starts_with("Recommendation: "), "{last}");
+    assert_starts(last, "Recommendation: ");
 }
 
 #[test]
@@ -60,11 +58,8 @@ fn calibrate_checks_a_setting_by_counting_independent_trials() {
         assert!(trial.contains("A/A ") && trial.contains("A/A' "), "{trial}");
     }
     let last = out.stdout.lines().last().unwrap();
-    assert!(
-        last.starts_with("Checked --runs 2 -d1: detected "),
-        "{last}"
-    );
-    assert!(last.contains(" of 1, false alarms "), "{last}");
+    assert_starts(last, "Checked --runs 2 -d1: detected ");
+    assert_has(last, " of 1, false alarms ");
 }
 
 #[test]
@@ -106,11 +101,9 @@ fn calibrate_says_what_the_kernel_refuses_as_a_run_of_the_benchmark_does() {
 #[test]
 fn ctrl_c_while_sizing_says_nothing_was_measured_and_leaves_nothing_attached() {
     let _lock = probe_lock();
-    let mut child = spawn_line("calibrate trig-uprobe-nop");
+    let child = spawn_line("calibrate trig-uprobe-nop");
     // Printed just before the first run, which sizing takes seconds after.
-    let seen = read_until(&mut child, "Sizing the injected cost", 1, false);
-    send_signal(&child, libc::SIGINT);
-    let out = finish_child(child, Duration::from_secs(30), seen);
+    let out = sigint_at(child, "Sizing the injected cost", 1);
     assert_one_clear_line(
         &out,
         130,

@@ -15,8 +15,7 @@ use bench::stats::Sample;
 fn template() -> ResultFile {
     static TEMPLATE: OnceLock<String> = OnceLock::new();
     let text = TEMPLATE.get_or_init(|| {
-        let out = run(&["-q", "-w0", "-d1", "--json", "-", "trig-usermode-count"]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
+        let out = bench_ok("-q -w0 -d1 --json - trig-usermode-count");
         out.stdout
     });
     serde_json::from_str(text).unwrap()
@@ -106,9 +105,9 @@ fn partial_runs_are_marked_and_an_unmeasured_one_is_said_so() {
         true,
     );
     let row = &rows(&compare(&[&whole, &warm], &[]))[0];
-    assert!(
-        row.contains("nothing to compare: the new run was interrupted before measuring"),
-        "{row}"
+    assert_has(
+        row,
+        "nothing to compare: the new run was interrupted before measuring",
     );
     assert!(!row.contains("--repeat"), "{row}");
 }
@@ -120,11 +119,8 @@ fn forced_benchmarks_show_both_names() {
     let a = steady(d, "a.json", "trig-uprobe-nop", 2e6);
     let b = steady(d, "b.json", "trig-uprobe-nop5", 5e6);
     let row = &rows(&compare(&[&a, &b], &["--force"]))[0];
-    assert!(
-        row.starts_with("trig-uprobe-nop vs trig-uprobe-nop5 "),
-        "{row}"
-    );
-    assert!(row.contains("faster"), "{row}");
+    assert_starts(row, "trig-uprobe-nop vs trig-uprobe-nop5 ");
+    assert_has(row, "faster");
 }
 
 #[test]
@@ -138,17 +134,9 @@ fn several_files_of_one_benchmark_are_told_apart() {
     steady(&new, "second.json", "trig-uprobe-nop", 1.6e6);
     let rows_ = rows(&compare(&[&old, &new], &[]));
     assert_eq!(rows_.len(), 2, "{rows_:?}");
-    assert!(
-        rows_[0].starts_with("trig-uprobe-nop (base.json vs first.json)"),
-        "{}",
-        rows_[0]
-    );
-    assert!(
-        rows_[1].starts_with("trig-uprobe-nop (base.json vs second.json)"),
-        "{}",
-        rows_[1]
-    );
-    assert!(rows_[1].contains("slower"), "{}", rows_[1]);
+    assert_starts(&rows_[0], "trig-uprobe-nop (base.json vs first.json)");
+    assert_starts(&rows_[1], "trig-uprobe-nop (base.json vs second.json)");
+    assert_has(&rows_[1], "slower");
 }
 
 #[test]
@@ -192,7 +180,7 @@ fn the_perf_family_is_ranked_by_all_operations_as_in_its_sweep_table() {
         samples(1e6, 2e6, &STEADY, false),
     );
     let row = &rows(&compare(&[&old, &new], &[]))[0];
-    assert!(row.contains("no significant change"), "{row}");
+    assert_has(row, "no significant change");
 }
 
 /// `bench compare` with `flags` and `args`, whatever its exit code.
@@ -510,18 +498,14 @@ fn attach_times_are_compared_as_times_longer_is_slower() {
     let new = dir.join("new.json");
     side([100, 102, 98, 101], &old);
     side([200, 204, 196, 202], &new);
-    let out = run(&["compare", old.to_str().unwrap(), new.to_str().unwrap()]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok(&format!("compare {} {}", old.display(), new.display()));
     let attach = line_starting(&out.stdout, "attach-uprobe-multi attach ");
-    assert!(
-        attach.contains("100.250 \u{b1} 1.708 \u{b5}s/probe"),
-        "{attach}"
-    );
-    assert!(attach.contains("+100.00 %"), "{attach}");
-    assert!(attach.contains("slower"), "{attach}");
+    assert_has(attach, "100.250 \u{b1} 1.708 \u{b5}s/probe");
+    assert_has(attach, "+100.00 %");
+    assert_has(attach, "slower");
     let detach = line_starting(&out.stdout, "attach-uprobe-multi detach ");
-    assert!(detach.contains("+0.00 %"), "{detach}");
-    assert!(detach.contains("no significant change"), "{detach}");
+    assert_has(detach, "+0.00 %");
+    assert_has(detach, "no significant change");
     let gate = run(&[
         "compare",
         "--fail-on-regression",
@@ -565,16 +549,10 @@ fn hand_edited_figures_that_cannot_be_are_refused() {
     assert_one_clear_line(&out, 2, "no-time.json: runs[0].samples[3].elapsed_ns is 0");
     // A latency run, its p50 then raised above its p99.
     let timed = d.join("timed.json");
-    let out = run(&[
-        "-q",
-        "--latency",
-        "-r",
-        "100000",
-        "--json",
-        timed.to_str().unwrap(),
-        "trig-usermode-count",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    bench_ok(&format!(
+        "-q --latency -r 100000 --json {} trig-usermode-count",
+        timed.display()
+    ));
     let edited = d.join("edited.json");
     fs::copy(&timed, &edited).unwrap();
     edit(&edited, |f| {

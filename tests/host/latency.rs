@@ -3,7 +3,6 @@
 //! and Ctrl-C keeping what was measured. Real probes, real BPF.
 
 use std::fs;
-use std::time::Duration;
 
 use crate::common::*;
 use bench::latency::{LatencyRecord, PERCENTILES};
@@ -208,11 +207,8 @@ fn printed_percentiles_are_monotone_and_the_json_reproduces_them() {
 #[test]
 fn runs_give_each_percentile_its_spread() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("runs", "runs.json");
-    let out = bench_ok(&format!(
-        "--latency --runs 3 -w0 -d1 --json {} trig-syscall-count",
-        json.display()
-    ));
+    let (dir, json, out) =
+        bench_ok_json("--latency --runs 3 -w0 -d1 --json {json} trig-syscall-count");
     assert_has(
         &out.stdout,
         "Latency per hit over 3 runs (ns, mean \u{b1} sd between runs): p50 ",
@@ -259,15 +255,9 @@ fn benchmarks_whose_operation_is_not_one_hit_refuse_with_the_reason() {
 #[test]
 fn ctrl_c_keeps_the_partial_histogram() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("interrupt", "partial.json");
-    let mut child = spawn_line(&format!(
-        "--latency -w1 -d10 --json {} trig-uprobe-nop",
-        json.display()
-    ));
+    let (dir, json, child) = spawn_json("--latency -w1 -d10 --json {json} trig-uprobe-nop");
     // The second measured second, whatever the set-up took.
-    let seen = read_until(&mut child, "Iter   2 (", 1, false);
-    send_signal(&child, libc::SIGINT);
-    let out = finish_child(child, Duration::from_secs(30), seen);
+    let out = sigint_at(child, "Iter   2 (", 1);
     assert_eq!(out.code, 130, "{}", out.stderr);
     let stdout = &out.stdout;
     let printed = printed_percentiles(stdout);

@@ -30,6 +30,13 @@ const SWEEP: [&str; 6] = [
     "trig-syscall-count",
 ];
 
+/// Writes "precious" to `path`, a file of root's that a followed link would
+/// overwrite.
+fn precious(path: PathBuf) -> PathBuf {
+    fs::write(&path, "precious").unwrap();
+    path
+}
+
 fn bin() -> PathBuf {
     std::env::var_os("BENCH_BIN").map_or_else(bench_bin, PathBuf::from)
 }
@@ -74,8 +81,7 @@ const NOBODY: u32 = 65534;
 fn a_symlink_the_kernel_protects_is_not_followed() {
     let _lock = probe_lock();
     let dir = tempfile::tempdir().unwrap();
-    let victim = dir.path().join("victim");
-    fs::write(&victim, "precious").unwrap();
+    let victim = precious(dir.path().join("victim"));
     fs::set_permissions(&victim, fs::Permissions::from_mode(0o600)).unwrap();
     // A directory like /tmp: sticky and world-writable, owned by root.
     let shared = dir.path().join("shared");
@@ -425,8 +431,7 @@ fn a_profile_directory_after_a_space_gets_a_hint() {
 fn a_name_another_user_links_during_the_run_is_replaced_not_followed() {
     let _lock = probe_lock();
     let dir = tempfile::tempdir().unwrap();
-    let victim = dir.path().join("rootfile");
-    fs::write(&victim, "precious").unwrap();
+    let victim = precious(dir.path().join("rootfile"));
     let theirs = dir.path().join("theirs");
     fs::create_dir(&theirs).unwrap();
     fs::set_permissions(&theirs, fs::Permissions::from_mode(0o755)).unwrap();

@@ -239,7 +239,7 @@ fn a_descriptor_name_is_written_at_the_descriptor() {
         .unwrap();
     assert!(status.success());
     let text = fs::read_to_string(&out_path).unwrap();
-    assert!(text.starts_with("Setting up benchmark"), "{text}");
+    assert_starts(&text, "Setting up benchmark");
     let json_at = text.find("{\n").expect("the JSON follows");
     let value: Value = serde_json::from_str(&text[json_at..]).unwrap();
     assert_eq!(value["benchmark"], "trig-syscall-count");

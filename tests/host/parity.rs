@@ -76,8 +76,7 @@ fn the_probe_path_is_what_the_kernel_offers() {
 #[test]
 fn a_timed_run_says_the_probe_path_before_its_summary() {
     let _lock = probe_lock();
-    let out = run(&["-w", "1", "-d", "1", "trig-uprobe-nop5"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-w 1 -d 1 trig-uprobe-nop5");
     let lines: Vec<&str> = out.stdout.lines().collect();
     let expected = match kernel_optimizes_nop5() {
         true => "probe path: optimized (call into [uprobes-trampoline])",
@@ -103,8 +102,7 @@ fn stacktrace_counts_exactly_and_is_refused_where_it_does_not_apply() {
         assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
         assert_eq!(fixed_hits(&out.stdout), 3001, "{bench}");
     }
-    let out = run(&["-q", "-s", "-r", "10", "trig-rawtp"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-q -s -r 10 trig-rawtp");
     assert_eq!(fixed_hits(&out.stdout), 1000);
     for bench in ["trig-syscall-count", "trig-kernel-count", "syscall-basic"] {
         let out = run(&["-s", "-r", "10", bench]);
@@ -229,14 +227,12 @@ fn the_perf_uprobe_collection_prints_perfs_block() {
 fn a_run_with_s_on_a_uprobe_says_in_its_header_that_it_takes_a_user_stack() {
     let _lock = probe_lock();
     let note = "note: -s takes a user stack per hit here (BPF_F_USER_STACK); the kernel runner's -s takes no stack for uprobes and USDT";
-    let out = run(&["-w0", "-d1", "-s", "trig-uprobe-nop"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-w0 -d1 -s trig-uprobe-nop");
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines[0], "Setting up benchmark 'trig-uprobe-nop'...");
     assert!(lines[1].starts_with(note), "{}", out.stdout);
     // Kernel triggers take the kernel stack, as upstream's -s does.
-    let out = run(&["-w0", "-d1", "-s", "trig-rawtp"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-w0 -d1 -s trig-rawtp");
     assert!(!out.stdout.contains("note: -s"), "{}", out.stdout);
     // Without -s, no note.
     let out = run(&["-w0", "-d1", "trig-uprobe-nop"]);

@@ -189,10 +189,9 @@ fn syscall_benchmarks_run_the_calls_asked_and_print_perfs_lines() {
 
 #[test]
 fn timed_syscall_runs_report_ops_and_usecs_per_op() {
-    let out = run(&["-q", "-w0", "-d1", "-p2", "syscall-basic"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-q -w0 -d1 -p2 syscall-basic");
     let summary = out.stdout.lines().last().unwrap();
-    assert!(summary.starts_with("Summary: ops "), "{summary}");
+    assert_starts(summary, "Summary: ops ");
     assert!(
         summary.contains("M/s") && summary.contains("usecs/op"),
         "{summary}"
@@ -248,9 +247,9 @@ fn a_timed_breakpoint_thread_run_counts_threads() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let summary = out.stdout.lines().last().unwrap();
-    assert!(summary.contains("usecs/op/cpu"), "{summary}");
+    assert_has(summary, "usecs/op/cpu");
     let iter = out.stdout.lines().next().unwrap();
-    assert!(iter.starts_with("Iter   0"), "{iter}");
+    assert_starts(iter, "Iter   0");
     let result = ResultFile::load(&json).unwrap();
     let threads: u64 = result.runs[0].samples().iter().map(|s| s.hits).sum();
     assert!(threads > 0, "no thread in a second: {}", out.stdout);

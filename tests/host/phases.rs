@@ -34,11 +34,7 @@ fn number_after(text: &str, prefix: &str) -> u64 {
 #[test]
 fn an_interrupted_fixed_run_reports_the_calls_it_made() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("fixed-interrupt", "run.json");
-    let child = spawn_line(&format!(
-        "-q -r 100000000 --json {} trig-syscall-count",
-        json.display()
-    ));
+    let (dir, json, child) = spawn_json("-q -r 100000000 --json {json} trig-syscall-count");
     std::thread::sleep(Duration::from_millis(1500));
     let out = interrupt(child, String::new());
     assert_one_clear_line(&out, 130, "interrupted by SIGINT after ");
@@ -90,13 +86,10 @@ fn one_run_stopped_by_max_time_has_no_spread_between_runs() {
     let _lock = probe_lock();
     let out = bench_ok("-q -w0 -d1 --precision 0.5 --max-time 1 trig-syscall-count");
     let runs_line = line_starting(&out.stdout, "runs: ");
-    assert!(runs_line.starts_with("runs: 1,"), "{runs_line}");
+    assert_starts(runs_line, "runs: 1,");
     assert!(!runs_line.contains("between-run sd 0.0 %"), "{runs_line}");
     assert!(!runs_line.contains("1 runs"), "{runs_line}");
-    assert!(
-        runs_line.contains("stopped at --max-time after 1 run"),
-        "{runs_line}"
-    );
+    assert_has(runs_line, "stopped at --max-time after 1 run");
 }
 
 #[test]

@@ -4,7 +4,6 @@
 use std::fs;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use crate::common::*;
 use serde_json::Value;
@@ -73,15 +72,11 @@ fn a_uprobe_hit_is_broken_down_with_its_stacks_and_flame_graph() {
     let _lock = probe_lock();
     let dir = tempdir("uprobe");
     let flag = format!("--profile={}", dir.display());
-    let out = run(&["-w1", "-d3", &flag, "trig-uprobe-nop"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok(&format!("-w1 -d3 {flag} trig-uprobe-nop"));
 
     // The breakdown comes before the summary, which stays the last line.
     let lines: Vec<&str> = out.stdout.lines().collect();
-    let profile = lines
-        .iter()
-        .position(|l| l.starts_with("Profile: "))
-        .unwrap_or_else(|| panic!("no breakdown in:\n{}", out.stdout));
+    let profile = position_starting(&lines, "Profile: ");
     assert!(lines.last().unwrap().starts_with("Summary: hits "));
     for needle in [
         "stage",
@@ -100,7 +95,7 @@ fn a_uprobe_hit_is_broken_down_with_its_stacks_and_flame_graph() {
     }
 
     let folded = fs::read_to_string(dir.join("trig-uprobe-nop.folded")).unwrap();
-    assert!(folded.contains("uprobe_notify_resume"), "{folded}");
+    assert_has(&folded, "uprobe_notify_resume");
     assert!(
         folded.contains("count_uprobe"),
         "the counting program is named:\n{folded}"
@@ -218,14 +213,12 @@ fn ctrl_c_writes_the_partial_profile_and_leaves_nothing_attached() {
     ]);
     cmd.stdout(std::process::Stdio::piped());
     cmd.stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
+    let child = cmd.spawn().unwrap();
     // Past the warm-up, into the measured seconds.
-    let seen = read_until(&mut child, "Iter   1 (", 1, false);
-    send_signal(&child, libc::SIGINT);
-    let out = finish_child(child, Duration::from_secs(30), seen);
+    let out = sigint_at(child, "Iter   1 (", 1);
     assert_eq!(out.code, 130, "{}", out.stderr);
     let stdout = &out.stdout;
-    assert!(stdout.contains("Profile: "), "{stdout}");
+    assert_has(stdout, "Profile: ");
     let breakdown = read_json(&dir.join("trig-uprobe-nop.json"));
     assert!(breakdown["producer_samples"].as_u64().unwrap() > 0);
     assert!(breakdown["seconds"].as_f64().unwrap() < 5.0, "{breakdown}");

@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common::*;
@@ -55,11 +54,7 @@ fn schema() -> Value {
 
 #[test]
 fn json_round_trips_and_matches_its_documented_schema() {
-    let (dir, path) = temp_file("json", "run.json");
-    bench_ok(&format!(
-        "-q -w1 -d2 -p2 -a --json {} trig-syscall-count",
-        path.display()
-    ));
+    let (dir, path, _) = bench_ok_json("-q -w1 -d2 -p2 -a --json {json} trig-syscall-count");
     // Round trip: the structs read back what was written, field for field.
     let parsed = checked_file(&path);
 
@@ -120,8 +115,7 @@ fn a_latency_run_keeps_its_histogram_in_the_documented_schema() {
 
 #[test]
 fn json_to_stdout_moves_the_text_to_stderr() {
-    let out = run(&["-w0", "-d1", "--json", "-", "trig-usermode-count"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-w0 -d1 --json - trig-usermode-count");
     let value: Value = serde_json::from_str(&out.stdout).expect("stdout is only JSON");
     assert_eq!(value["benchmark"], "trig-usermode-count");
     assert_has(&out.stderr, "Summary: hits");
@@ -352,20 +346,7 @@ fn csv_of_a_fixed_run_has_one_fixed_row() {
 
 #[test]
 fn a_killed_run_leaves_no_half_file() {
-    let (dir, path) = temp_file("killed", "run.json");
-    let mut child = Command::new(bench_bin())
-        .args([
-            "-q",
-            "-w0",
-            "-d30",
-            "--json",
-            path.to_str().unwrap(),
-            "trig-usermode-count",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (dir, _, mut child) = spawn_json("-q -w0 -d30 --json {json} trig-usermode-count");
     std::thread::sleep(Duration::from_millis(1500));
     child.kill().unwrap();
     child.wait().unwrap();
@@ -400,15 +381,20 @@ fn synthetic(dir: &Path, name: &str, bench: &str, producers: usize, mean: f64) -
     path
 }
 
+/// Runs `bench compare` on `files`, after `options` (words).
+fn compare(options: &str, files: &[&Path]) -> Output {
+    let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    bench(&format!("compare {options} {}", files.join(" ")))
+}
+
 #[test]
 fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
     let dir = tempdir("compare");
     let old = synthetic(&dir, "old.json", "trig-uprobe-nop", 1, 2.0e6);
     let slower = synthetic(&dir, "slower.json", "trig-uprobe-nop", 1, 1.6e6);
     let same = synthetic(&dir, "same.json", "trig-uprobe-nop", 1, 2.01e6);
-    let p = |p: &PathBuf| p.to_str().unwrap().to_string();
 
-    let out = run(&["compare", &p(&old), &p(&slower)]);
+    let out = compare("", &[&old, &slower]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let line = line_starting(&out.stdout, "trig-uprobe-nop");
     assert!(
@@ -416,7 +402,7 @@ fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
         "{line}"
     );
 
-    let out = run(&["compare", &p(&old), &p(&same)]);
+    let out = compare("", &[&old, &same]);
     let line = line_starting(&out.stdout, "trig-uprobe-nop");
     assert!(
         line.contains("+0.50 % [") && line.contains("no significant change"),
@@ -424,17 +410,10 @@ fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
     );
 
     // The gate: exit 6 beyond the allowed slowdown, 0 within it.
-    let out = bench(&format!(
-        "compare --fail-on-regression 5 {} {}",
-        p(&old),
-        p(&slower)
-    ));
+    let out = compare("--fail-on-regression 5", &[&old, &slower]);
     assert_one_clear_line(&out, 6, "trig-uprobe-nop is 20.0% slower");
-    bench_ok(&format!(
-        "compare --fail-on-regression 25 {} {}",
-        p(&old),
-        p(&slower)
-    ));
+    let out = compare("--fail-on-regression 25", &[&old, &slower]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -444,43 +423,22 @@ fn compare_refuses_different_benchmarks_and_option_sets_unless_forced() {
     let a = synthetic(&dir, "a.json", "trig-uprobe-nop", 1, 2.0e6);
     let b = synthetic(&dir, "b.json", "trig-uprobe-nop5", 1, 5.0e6);
     let c = synthetic(&dir, "c.json", "trig-uprobe-nop", 2, 4.0e6);
-    let p = |p: &PathBuf| p.to_str().unwrap().to_string();
 
-    let out = run(&["compare", &p(&a), &p(&b)]);
+    let out = compare("", &[&a, &b]);
     assert_one_clear_line(
         &out,
         2,
         "different benchmarks (--force compares them anyway)",
     );
-    let out = run(&["compare", &p(&a), &p(&c)]);
+    let out = compare("", &[&a, &c]);
     assert_one_clear_line(&out, 2, "producers=1 but");
-    let out = run(&["compare", "--force", &p(&a), &p(&b)]);
+    let out = compare("--force", &[&a, &b]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_has(&out.stdout, "faster");
-    for (args, needle) in [
-        (
-            vec![
-                "compare".to_string(),
-                p(&a),
-                dir.join("nope.json").to_str().unwrap().to_string(),
-            ],
-            "cannot read",
-        ),
-        (
-            vec![
-                "compare".to_string(),
-                "--noise".to_string(),
-                "x".to_string(),
-                p(&a),
-                p(&a),
-            ],
-            "expected a percentage",
-        ),
-    ] {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = run(&args);
-        assert_one_clear_line(&out, 2, needle);
-    }
+    let out = compare("", &[&a, &dir.join("nope.json")]);
+    assert_one_clear_line(&out, 2, "cannot read");
+    let out = compare("--noise x", &[&a, &a]);
+    assert_one_clear_line(&out, 2, "expected a percentage");
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -495,13 +453,9 @@ fn a_sweep_runs_each_value_and_plots_one_point_per_value() {
         csv_path.display(),
         svg.display()
     ));
-    let table: Vec<&str> = out
-        .stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("Sweep of producers"))
-        .collect();
+    let table = lines_from(&out.stdout, "Sweep of producers");
     assert_eq!(table.len(), 4, "{}", out.stdout);
-    assert!(table[1].contains("efficiency"), "{}", table[1]);
+    assert_has(table[1], "efficiency");
 
     let file = ResultFile::load(&json).unwrap();
     assert_eq!(file.sweep.as_ref().unwrap().values, vec![1, 2]);
@@ -617,11 +571,8 @@ fn the_schema_lists_every_profile_stage() {
 #[test]
 fn an_attach_result_matches_the_documented_schema() {
     let _lock = probe_lock();
-    let (dir, path) = temp_file("attach-json", "attach.json");
-    bench_ok(&format!(
-        "attach-uprobe-multi --sweep attach-cnt=10,100 --runs 2 --json {}",
-        path.display()
-    ));
+    let (dir, path, _) =
+        bench_ok_json("attach-uprobe-multi --sweep attach-cnt=10,100 --runs 2 --json {json}");
     let parsed = checked_file(&path);
     assert_eq!(parsed.runs.len(), 4);
     assert_eq!(parsed.cycle_stats.len(), 2);

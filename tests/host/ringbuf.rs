@@ -105,7 +105,7 @@ fn a_timed_run_reports_hits_and_drops_per_second() {
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
         let summary = out.stdout.lines().last().unwrap_or_default();
         assert!(summary.starts_with("Summary: hits"), "{}", out.stdout);
-        assert!(summary.contains("drops"), "{summary}");
+        assert_has(summary, "drops");
         let hits: f64 = summary
             .split_whitespace()
             .nth(2)
@@ -219,10 +219,7 @@ fn consumers_in_epoll(pid: u32) -> usize {
 /// own, and anything it forked, but no other bench run on this machine
 /// (other tests' and other users').
 fn processes_in_group(pgid: u32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+    pids()
         .filter(|pid| {
             // pid (comm) state ppid pgrp ...: the comm may hold blanks.
             std::fs::read_to_string(format!("/proc/{pid}/stat"))

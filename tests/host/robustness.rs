@@ -49,14 +49,8 @@ fn wait_for(child: &Child, ready: impl Fn(&str) -> bool) {
 #[test]
 fn sigint_during_warmup_reports_nothing_measured_and_detaches() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("warmup", "run.json");
-    let mut child = spawn_line(&format!(
-        "-w5 -d5 --json {} trig-uprobe-nop",
-        json.display()
-    ));
-    let seen = read_until(&mut child, "started.", 1, false);
-    send_signal(&child, libc::SIGINT);
-    let out = finish_child(child, Duration::from_secs(30), seen);
+    let (dir, json, child) = spawn_json("-w5 -d5 --json {json} trig-uprobe-nop");
+    let out = sigint_at(child, "started.", 1);
     assert_one_clear_line(
         &out,
         130,
@@ -74,15 +68,9 @@ fn sigint_during_warmup_reports_nothing_measured_and_detaches() {
 #[test]
 fn sigint_during_measurement_prints_a_partial_summary() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("measure", "run.json");
-    let mut child = spawn_line(&format!(
-        "-w1 -d10 --json {} trig-uretprobe-nop",
-        json.display()
-    ));
+    let (dir, json, child) = spawn_json("-w1 -d10 --json {json} trig-uretprobe-nop");
     // The second measured second, whatever the set-up took.
-    let seen = read_until(&mut child, "Iter   2 (", 1, false);
-    send_signal(&child, libc::SIGINT);
-    let out = finish_child(child, Duration::from_secs(30), seen);
+    let out = sigint_at(child, "Iter   2 (", 1);
     assert_one_clear_line(&out, 130, "the summary above is partial");
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert!(
@@ -141,15 +129,10 @@ fn sigterm_exits_143_and_a_second_signal_exits_at_once() {
 #[test]
 fn an_interrupted_sweep_keeps_the_points_it_measured() {
     let _lock = probe_lock();
-    let (dir, json) = temp_file("sweep", "sweep.json");
-    let mut child = spawn_line(&format!(
-        "-q -w0 -d3 --sweep producers=1,2 --json {} trig-syscall-count",
-        json.display()
-    ));
+    let (dir, json, child) =
+        spawn_json("-q -w0 -d3 --sweep producers=1,2 --json {json} trig-syscall-count");
     // Point 2's first measured second, whatever the set-ups took.
-    let seen = read_until(&mut child, "Iter   0 (", 2, false);
-    send_signal(&child, libc::SIGINT);
-    let out = finish_child(child, Duration::from_secs(30), seen);
+    let out = sigint_at(child, "Iter   0 (", 2);
     assert_one_clear_line(
         &out,
         130,
@@ -166,8 +149,7 @@ fn an_interrupted_sweep_keeps_the_points_it_measured() {
 #[test]
 fn an_interrupted_fork_benchmark_leaves_no_child() {
     let _lock = probe_lock();
-    let (dir, copy) = temp_file("fork", "bench");
-    fs::copy(bench_bin(), &copy).unwrap();
+    let (dir, copy) = bin_copy("fork", "bench");
     for sig in [libc::SIGINT, libc::SIGKILL] {
         let child = spawn_bin(&copy, &["-w0", "-d10", "-p2", "syscall-fork"]);
         std::thread::sleep(Duration::from_millis(1200));
@@ -274,7 +256,7 @@ fn a_late_tick_is_normalised_and_flagged_noisy() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     // With the JSON on stdout, the text report goes to stderr.
     let summary = out.stderr.lines().last().unwrap();
-    assert!(summary.contains("noisy: a tick was"), "{summary}");
+    assert_has(summary, "noisy: a tick was");
 
     let file: ResultFile = serde_json::from_str(&out.stdout).unwrap();
     let samples = &file.runs[0].samples();
@@ -312,8 +294,7 @@ fn a_late_tick_is_normalised_and_flagged_noisy() {
 #[test]
 fn a_path_with_spaces_a_symlink_and_a_replaced_binary_still_resolve() {
     let _lock = probe_lock();
-    let (dir, copy) = temp_file("paths", "my bench");
-    fs::copy(bench_bin(), &copy).unwrap();
+    let (dir, copy) = bin_copy("paths", "my bench");
     let link = dir.join("link to bench");
     symlink(&copy, &link).unwrap();
     for bin in [&copy, &link] {
@@ -340,11 +321,7 @@ fn a_path_with_spaces_a_symlink_and_a_replaced_binary_still_resolve() {
     fs::write(&copy, b"#!/bin/sh\nexit 99\n").unwrap();
     let out = finish(child);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let table: Vec<&str> = out
-        .stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("Sweep of"))
-        .collect();
+    let table = lines_from(&out.stdout, "Sweep of");
     assert_eq!(table.len(), 4, "{}", out.stdout);
     assert_nothing_left();
     fs::remove_dir_all(&dir).unwrap();
@@ -355,8 +332,7 @@ fn more_threads_than_cpus_get_a_warning() {
     let _lock = probe_lock();
     let online = affinity::online_cpus().unwrap().len();
     let producers = (online + 1).to_string();
-    let out = run(&["-q", "-r", "100", "-p", &producers, "trig-syscall-count"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok(&format!("-q -r 100 -p {producers} trig-syscall-count"));
     assert!(
         out.stderr.starts_with(&format!(
             "warning: {producers} threads on {online} online CPUs"

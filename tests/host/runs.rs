@@ -17,11 +17,7 @@ fn kernel_cut(line: &str) -> String {
 #[test]
 fn runs_report_each_run_then_the_statistics_over_them() {
     let _lock = probe_lock();
-    let (dir, path) = temp_file("runs", "r.json");
-    let out = bench_ok(&format!(
-        "-q -w0 -d1 --runs 3 --json {} trig-syscall-count",
-        path.display()
-    ));
+    let (dir, path, out) = bench_ok_json("-q -w0 -d1 --runs 3 --json {json} trig-syscall-count");
     let lines: Vec<&str> = out.stdout.lines().collect();
     let headers: Vec<&&str> = lines.iter().filter(|l| l.starts_with("# run ")).collect();
     assert_eq!(headers, [&"# run 1 of 3", &"# run 2 of 3", &"# run 3 of 3"]);
@@ -38,7 +34,7 @@ fn runs_report_each_run_then_the_statistics_over_them() {
         "{runs_line}"
     );
     let last = lines.last().unwrap();
-    assert!(last.starts_with("Summary: hits "), "{last}");
+    assert_starts(last, "Summary: hits ");
     let cut = kernel_cut(last);
     assert!(cut.trim().ends_with("M/s"), "{cut}");
 
@@ -82,15 +78,13 @@ fn runs_report_each_run_then_the_statistics_over_them() {
 #[test]
 fn a_precision_out_of_reach_stops_at_the_cap_and_says_so() {
     let _lock = probe_lock();
-    let (dir, path) = temp_file("precision", "p.json");
-    let out = bench_ok(&format!(
-        "-q -w0 -d1 --precision 0.0001 --max-runs 3 --json {} trig-syscall-count",
-        path.display()
-    ));
+    let (dir, path, out) = bench_ok_json(
+        "-q -w0 -d1 --precision 0.0001 --max-runs 3 --json {json} trig-syscall-count",
+    );
     let runs_line = out.stdout.lines().rev().nth(1).unwrap();
-    assert!(
-        runs_line.contains("precision \u{b1}0.0001 % NOT reached: stopped at --max-runs 3"),
-        "{runs_line}"
+    assert_has(
+        runs_line,
+        "precision \u{b1}0.0001 % NOT reached: stopped at --max-runs 3",
     );
     let result = ResultFile::load(&path).unwrap();
     let precision = result.precision.unwrap();
@@ -171,10 +165,10 @@ fn several_benchmarks_run_interleaved_with_the_order_rotated() {
         "{}",
         table[1]
     );
-    assert!(table[2].starts_with("trig-uprobe-nop "), "{}", table[2]);
+    assert_starts(table[2], "trig-uprobe-nop ");
     // The second row's change from the first, with its interval.
-    assert!(table[3].starts_with("trig-uprobe-nop5"), "{}", table[3]);
-    assert!(table[3].contains("% ["), "{}", table[3]);
+    assert_starts(table[3], "trig-uprobe-nop5");
+    assert_has(table[3], "% [");
     // An undecided row says what the rounds could have seen.
     if table[3].contains("no significant change") {
         assert!(table[3].contains("(could see \u{b1}"), "{}", table[3]);
@@ -209,7 +203,7 @@ fn markdown_tables_are_markdown() {
     );
     let table: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('|')).collect();
     assert_eq!(table.len(), 4, "{}", out.stdout);
-    assert!(table[0].starts_with("| benchmark | hits (mean) | 95 % CI | change vs trig-usermode-count (paired by round) | verdict | detectable (80 % power) |"), "{}", table[0]);
+    assert_starts(table[0], "| benchmark | hits (mean) | 95 % CI | change vs trig-usermode-count (paired by round) | verdict | detectable (80 % power) |");
     assert_eq!(table[1], "|---|---|---|---|---|---|");
     // The detectable effect, and the rounds --effect 3 would need.
     assert!(
@@ -217,11 +211,7 @@ fn markdown_tables_are_markdown() {
         "{}",
         table[3]
     );
-    assert!(
-        table[3].starts_with("| trig-syscall-count |"),
-        "{}",
-        table[3]
-    );
+    assert_starts(table[3], "| trig-syscall-count |");
 }
 
 #[test]
@@ -256,7 +246,7 @@ fn compare_judges_runs_by_their_means_and_marks_single_runs() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let row = line_starting(&out.stdout, "trig-usermode-count");
     // Three runs a side: the run means are the observations.
-    assert!(row.contains(", 3+3 runs"), "{row}");
+    assert_has(row, ", 3+3 runs");
     assert!(row.contains(" % [") && row.contains("]"), "{row}");
     assert!(!out.stdout.contains("note: '1 run'"), "{}", out.stdout);
     // Beside "no significant change", what the runs could have seen: with a
@@ -274,8 +264,7 @@ fn compare_judges_runs_by_their_means_and_marks_single_runs() {
     assert_has(&out.stdout, "\nnote: 'could see");
 
     let one = file("one.json");
-    let out = run(&["-q", "-w0", "-d2", "--json", &one, "trig-usermode-count"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    bench_ok(&format!("-q -w0 -d2 --json {one} trig-usermode-count"));
     let out = run(&["compare", &file("a.json"), &one]);
     assert_has(&out.stdout, "1 run: drift not captured");
     assert_has(&out.stdout, "\nnote: '1 run' rows");
@@ -295,20 +284,16 @@ fn compare_pairs_the_files_of_one_interleaved_invocation_by_round() {
         file("trig-usermode-count.json"),
         file("trig-syscall-count.json"),
     );
-    let out = run(&["compare", &a, &b]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok(&format!("compare {a} {b}"));
     let row = line_starting(&out.stdout, "trig-usermode-count vs trig-syscall-count");
-    assert!(
-        row.contains("slower (p=") && row.contains(", 3 rounds, paired by round)"),
-        "{row}"
-    );
+    assert_has(row, "slower (p=");
+    assert_has(row, ", 3 rounds, paired by round)");
     // A file of another invocation proves nothing of the rounds: Welch.
     let other = file("other.json");
     bench_ok(&format!(
         "-q -w0 -d1 --runs 3 --json {other} trig-syscall-count"
     ));
-    let out = run(&["compare", "--force", &a, &other]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok(&format!("compare --force {a} {other}"));
     assert_has(&out.stdout, ", 3+3 runs");
     assert!(!out.stdout.contains("paired"), "{}", out.stdout);
     fs::remove_dir_all(dir).unwrap();

@@ -1,6 +1,7 @@
 //! The scripts' own logic, run for real: `--kernels` columns when a kernel
 //! fails, run_in_vm.sh's argument checks before any set-up, arguments a
-//! script does not take, and the Markdown table of runs of one benchmark.
+//! script does not take, the Markdown table of runs of one benchmark, and
+//! upstream_compare.sh against stand-ins for the kernel's runner.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -13,6 +14,16 @@ fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scripts")
         .join(name)
+}
+
+/// Runs the script `name` with `args` and `env`, each benchmark for a
+/// second without warm-up (WD).
+fn quick(name: &str, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = Command::new(script(name));
+    cmd.env("WD", "-w0 -d1")
+        .envs(env.iter().copied())
+        .args(args);
+    run_cmd(cmd)
 }
 
 /// The cells of the Markdown row that starts with `| label |`.
@@ -30,12 +41,11 @@ fn cells(markdown: &str, label: &str) -> Vec<String> {
 #[test]
 fn a_failed_kernel_keeps_its_own_column() {
     let _lock = probe_lock();
-    let out = run_cmd({
-        let mut cmd = Command::new(script("run_bench_trigger.sh"));
-        cmd.env("WD", "-w0 -d1");
-        cmd.args(["--markdown", "--kernels", "host,bogus,host", "kernel-count"]);
-        cmd
-    });
+    let out = quick(
+        "run_bench_trigger.sh",
+        &[],
+        &["--markdown", "--kernels", "host,bogus,host", "kernel-count"],
+    );
     // A kernel failed: the script says so in its exit code.
     assert_eq!(out.code, 1, "{}", out.stderr);
     let header = cells(&out.stdout, "benchmark");
@@ -50,12 +60,11 @@ fn a_failed_kernel_keeps_its_own_column() {
     assert_eq!(row[2], "-", "{row:?}");
 
     // The first kernel failing: still a table, not the raw rows.
-    let out = run_cmd({
-        let mut cmd = Command::new(script("run_bench_trigger.sh"));
-        cmd.env("WD", "-w0 -d1");
-        cmd.args(["--kernels", "bogus,host", "kernel-count"]);
-        cmd
-    });
+    let out = quick(
+        "run_bench_trigger.sh",
+        &[],
+        &["--kernels", "bogus,host", "kernel-count"],
+    );
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(!out.stdout.contains('\t'), "{:?}", out.stdout);
     let lines: Vec<&str> = out.stdout.lines().collect();
@@ -97,7 +106,7 @@ fn run_in_vm_refuses_bad_arguments_before_any_set_up() {
         --kernel /etc/passwd | --kernel /etc/passwd is not a kernel image
         --kernel /tmp | is a directory but not a built kernel tree
         --kernel 6.1 --memory lots | --memory takes a size such as 2G or 512M, got 'lots'
-        --kernel 9.99 | apt knows no Debian kernel package for 9.99
+        --kernel 9.99 | Debian has no kernel package for 9.99
         ",
     ) {
         let out = run_cmd({
@@ -119,24 +128,18 @@ fn run_in_vm_refuses_bad_arguments_before_any_set_up() {
 
 #[test]
 fn the_breakpoint_script_refuses_arguments_it_would_ignore() {
-    let out = run_cmd({
-        let mut cmd = Command::new(script("run_bench_breakpoint.sh"));
-        cmd.env("WD", "-w0 -d1");
-        cmd.arg("thread");
-        cmd
-    });
+    let out = quick("run_bench_breakpoint.sh", &[], &["thread"]);
     assert_one_clear_line(&out, 2, "unexpected argument thread");
 }
 
 #[test]
 fn runs_of_one_benchmark_give_the_markdown_table() {
     let _lock = probe_lock();
-    let out = run_cmd({
-        let mut cmd = Command::new(script("run_bench_uprobes.sh"));
-        cmd.env("WD", "-w0 -d1");
-        cmd.env("RUNS", "2").args(["--markdown", "syscall-count"]);
-        cmd
-    });
+    let out = quick(
+        "run_bench_uprobes.sh",
+        &[("RUNS", "2")],
+        &["--markdown", "syscall-count"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout
@@ -145,5 +148,227 @@ fn runs_of_one_benchmark_give_the_markdown_table() {
         out.stdout
     );
     let row = cells(&out.stdout, "trig-syscall-count");
-    assert!(row[1].ends_with("M/s"), "{row:?}");
+    // A rate with its unit prefix: K/s on a loaded machine, M/s on a quiet one.
+    let rate = row[1]
+        .trim_end_matches("/s")
+        .trim_end_matches(['K', 'M', 'G']);
+    assert!(
+        row[1].ends_with("/s") && rate.parse::<f64>().is_ok(),
+        "{row:?}"
+    );
+}
+
+#[test]
+fn upstream_compare_refuses_what_it_cannot_compare_before_any_run() {
+    let dir = tempdir("upstream-args");
+    let not_exec = dir.join("bench");
+    fs::write(&not_exec, "").unwrap();
+    for (line, needle) in table(
+        "
+        - trig-rawtp | set UPSTREAM to the kernel runner's bench binary
+        NOT_EXEC trig-rawtp | is not an executable file
+        /bin/true -w 1 trig-rawtp | options go to both runners as -wN -dN -a -pN (N from 1), got '-w'
+        /bin/true -w0 trig-rawtp | got '-w0'
+        /bin/true -s trig-rawtp | got '-s'
+        /bin/true -a | name at least one benchmark
+        ",
+    ) {
+        let (upstream, args) = line.split_once(' ').unwrap();
+        let out = run_cmd({
+            let mut cmd = Command::new(script("upstream_compare.sh"));
+            match upstream {
+                "-" => cmd.env_remove("UPSTREAM"),
+                "NOT_EXEC" => cmd.env("UPSTREAM", &not_exec),
+                path => cmd.env("UPSTREAM", path),
+            };
+            // Nothing may run: a bench that does not exist would say so.
+            cmd.env("BENCH_BIN", dir.join("no-bench"));
+            cmd.args(words(args));
+            cmd
+        });
+        assert_one_clear_line(&out, 2, needle);
+        assert!(out.stdout.is_empty(), "{line:?}: {}", out.stdout);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A stand-in for the kernel's runner: lists `trig-usermode-count` and runs
+/// it as `body` says.
+fn stand_in_upstream(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("upstream-bench");
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --list ]; then printf 'Available benchmarks:\\n- trig-usermode-count\\n'; exit 0; fi\n{body}\n"
+    );
+    fs::write(&path, script).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn upstream_compare_skips_what_either_runner_cannot_run_and_divides_the_rest() {
+    let _lock = probe_lock();
+    let dir = tempdir("upstream-stand-in");
+    let compare = |upstream: &Path, names: &[&str]| {
+        run_cmd({
+            let mut cmd = Command::new(script("upstream_compare.sh"));
+            cmd.env("UPSTREAM", upstream).env("PAIRS", "1");
+            cmd.env("BENCH_BIN", bench_bin());
+            cmd.args(["-w1", "-d1", "-a"]).args(names);
+            cmd
+        })
+    };
+    let failing = stand_in_upstream(&dir, "echo 'failed to open skeleton' >&2; exit 1");
+    let out = compare(&failing, &["trig-usermode-count", "no-such-benchmark"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "trig-usermode-count: skipped: the kernel's runner fails here: failed to open skeleton"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("no-such-benchmark: skipped: bench has no benchmark of that name"),
+        "{}",
+        out.stdout
+    );
+
+    // A fixed 50 M/s upstream: the row holds it, bench's own rate, and their ratio.
+    let fixed = stand_in_upstream(
+        &dir,
+        "echo 'Summary: hits   50.000 \u{b1} 0.100M/s ( 50.000M/prod), drops    0.000 \u{b1} 0.000M/s'",
+    );
+    let out = compare(&fixed, &["trig-usermode-count"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let row: Vec<&str> = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("trig-usermode-count "))
+        .unwrap_or_else(|| panic!("no row in:\n{}", out.stdout))
+        .split_whitespace()
+        .collect();
+    let (upstream, ours, ratio): (f64, f64, f64) = (
+        row[1].parse().unwrap(),
+        row[2].parse().unwrap(),
+        row[3].parse().unwrap(),
+    );
+    assert_eq!(upstream, 50.0, "{row:?}");
+    assert!(ours > 0.0, "{row:?}");
+    assert!((ratio - ours / 50.0).abs() < 1e-3, "{row:?}");
+    assert!(out.stderr.contains("pair 0:"), "{}", out.stderr);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// run_bench_rename.sh prints upstream's lines: `%-10s: <summary>` for each
+/// of upstream's six, in its order, a refused one with its reason.
+#[test]
+fn the_rename_script_prints_upstreams_lines() {
+    let _lock = probe_lock();
+    let out = run_cmd({
+        let mut cmd = Command::new(script("run_bench_rename.sh"));
+        cmd.env("WD", "-w0 -d1");
+        cmd
+    });
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let names = ["base", "kprobe", "kretprobe", "rawtp", "fentry", "fexit"];
+    assert_eq!(lines.len(), names.len(), "{}", out.stdout);
+    for (line, name) in lines.iter().zip(names) {
+        let (label, summary) = line.split_at(12);
+        assert_eq!(label, format!("{name:<10}: "), "{line:?}");
+        let measured = summary.split_whitespace().collect::<Vec<_>>();
+        let refused = summary.starts_with("unsupported: ");
+        assert!(
+            refused || (measured.len() == 3 && measured[2].ends_with("/s")),
+            "{line:?}"
+        );
+        if ["base", "rawtp"].contains(&name) {
+            assert!(!refused, "{line:?}");
+        }
+    }
+}
+
+/// The helper scripts print upstream's lines: run_common.sh's summarize_ops
+/// for the loops (under a subtitle, then a blank line), summarize for strncmp.
+#[test]
+fn the_helper_scripts_print_upstreams_lines() {
+    let _lock = probe_lock();
+    let script_out = |name: &str, env: &[(&str, &str)], args: &[&str]| {
+        let out = run_cmd({
+            let mut cmd = Command::new(script(name));
+            cmd.env("WD", "-w0 -d1")
+                .envs(env.iter().copied())
+                .args(args);
+            cmd
+        });
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        out.stdout
+    };
+    let number = "[0-9]+\\.[0-9]+";
+    let ops = regex_lite(&format!(
+        "^bpf_loop: +throughput: {number} ± {number} M ops/s, latency: {number} ns/op$"
+    ));
+    let out = script_out(
+        "run_bench_bpf_loop.sh",
+        &[("THREADS", "1"), ("NR_LOOPS", "10 100")],
+        &[],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(lines[0], "\tnr_loops: 10, nr_threads: 1");
+    assert_eq!(lines[3], "\tnr_loops: 100, nr_threads: 1");
+    assert!(ops(lines[1]) && ops(lines[4]), "{out}");
+    assert!(lines[2].is_empty() && lines[5].is_empty(), "{out}");
+
+    let out = script_out("run_bench_strncmp.sh", &[("LENS", "8")], &[]);
+    let hits = |label: &str| {
+        regex_lite(&format!(
+            "^{label} +{number} ± {number}M/s \\(drops {number} ± {number}M/s\\)$"
+        ))
+    };
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        hits("no-helper-8")(lines[0]) && hits("helper-8")(lines[1]),
+        "{out}"
+    );
+    assert_eq!(lines[0].find(char::is_numeric), Some(10), "{out}");
+
+    let out = script_out(
+        "run_bench_bpf_for.sh",
+        &[("THREADS", "1"), ("NR_LOOPS", "10")],
+        &["--markdown"],
+    );
+    let row = cells(&out, "bpf_for p1 nr_loops 10");
+    assert!(
+        row[1].starts_with("throughput: ") && row[1].ends_with(" ns/op"),
+        "{row:?}"
+    );
+
+    let out = run_cmd({
+        let mut cmd = Command::new(script("run_bench_strncmp.sh"));
+        cmd.arg("helper");
+        cmd
+    });
+    assert_one_clear_line(&out, 2, "unexpected argument helper");
+}
+
+/// A matcher for the few regular-expression pieces these lines need, by
+/// grep: classes, `+`, anchors.
+fn regex_lite(pattern: &str) -> impl Fn(&str) -> bool {
+    let pattern = pattern.to_string();
+    move |line: &str| {
+        let out = Command::new("grep")
+            .args(["-Eq", &pattern])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(line.as_bytes())?;
+                child.wait()
+            })
+            .unwrap();
+        out.success()
+    }
 }

@@ -30,13 +30,9 @@ fn every_probe_variant_counts_exactly_the_calls_made() {
     let _lock = probe_lock();
     for bench in PROBED {
         for (calls, producers) in [("1", "1"), ("20011", "2")] {
-            let out = run(&["-q", "-r", calls, "-p", producers, bench]);
-            assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
-            assert_eq!(
-                fixed_hits(&out.stdout),
-                calls.parse::<u64>().unwrap(),
-                "{bench} with {producers} producer(s):\n{}",
-                out.stdout
+            assert_fixed_hits(
+                &format!("-q -r {calls} -p {producers} {bench}"),
+                calls.parse().unwrap(),
             );
         }
     }
@@ -47,9 +43,7 @@ fn baselines_count_in_user_space() {
     // The nop target is probed by other tests: stay out of their counts.
     let _lock = probe_lock();
     for bench in ["trig-usermode-count", "trig-syscall-count"] {
-        let out = run(&["-q", "-r", "123457", "-p", "3", bench]);
-        assert_eq!(out.code, 0, "{bench}: {}", out.stderr);
-        assert_eq!(fixed_hits(&out.stdout), 123_457, "{bench}");
+        assert_fixed_hits(&format!("-q -r 123457 -p 3 {bench}"), 123_457);
     }
 }
 
@@ -68,22 +62,17 @@ fn rate_in(line: &str, label: &str) -> f64 {
 fn a_timed_run_prints_iterations_and_a_parseable_summary() {
     let _lock = probe_lock();
     let (dir, json) = temp_file("timed", "run.json");
-    let out = run(&[
-        "-w1",
-        "-d2",
-        "-a",
-        "--json",
-        json.to_str().unwrap(),
-        "trig-uprobe-nop",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok(&format!(
+        "-w1 -d2 -a --json {} trig-uprobe-nop",
+        json.display()
+    ));
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines[0], "Setting up benchmark 'trig-uprobe-nop'...");
     assert_eq!(lines[1], "Benchmark 'trig-uprobe-nop' started.");
     let iters: Vec<&&str> = lines.iter().filter(|l| l.starts_with("Iter ")).collect();
     assert_eq!(iters.len(), 3, "{}", out.stdout);
     let summary = lines.last().unwrap();
-    assert!(summary.starts_with("Summary: hits "), "{summary}");
+    assert_starts(summary, "Summary: hits ");
     // What the kernel's scripts do: tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-
     let cut = summary.split('(').next().unwrap();
     let cut: Vec<&str> = cut.split(' ').skip(2).collect();
@@ -130,8 +119,7 @@ fn a_timed_run_prints_iterations_and_a_parseable_summary() {
 #[test]
 fn quiet_drops_the_set_up_chatter() {
     let _lock = probe_lock();
-    let out = run(&["-q", "-w0", "-d1", "trig-usermode-count"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-q -w0 -d1 trig-usermode-count");
     assert!(!out.stdout.contains("Setting up"), "{}", out.stdout);
     assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
 }
@@ -139,8 +127,7 @@ fn quiet_drops_the_set_up_chatter() {
 #[test]
 fn no_bpf_program_outlives_the_run() {
     let _lock = probe_lock();
-    let out = run(&["-q", "-r", "1000", "trig-uretprobe-multi-push"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    bench_ok("-q -r 1000 trig-uretprobe-multi-push");
     // A multi-uprobe link's program is freed after a tasks-trace RCU grace
     // period: leftover_programs waits for it.
     assert_nothing_left();
@@ -153,8 +140,7 @@ fn a_target_with_the_wrong_instruction_is_refused() {
     // Held throughout: the refused set-up may load the program for a moment,
     // and no_bpf_program_outlives_the_run must not see it.
     let _lock = probe_lock();
-    let (dir, copy) = temp_file("wrong-insn", "bench");
-    fs::copy(bench_bin(), &copy).unwrap();
+    let (dir, copy) = bin_copy("wrong-insn", "bench");
     let offset = uprobe_offset(&copy, Target::Nop.symbol()).unwrap();
     let file = fs::OpenOptions::new().write(true).open(&copy).unwrap();
     file.write_all_at(&[0x55], offset).unwrap();

@@ -85,10 +85,7 @@ fn consumers_help_says_which_benchmarks_have_them() {
     let out = run(&["--help"]);
     assert_eq!(out.code, 0);
     let help = out.stdout;
-    assert!(
-        help.contains("Consumer threads (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, and by --body ringbuf)"),
-        "{help}"
-    );
+    assert_has(&help, "Consumer threads (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, and by --body ringbuf)");
     assert!(!help.contains("for benchmarks that have them"), "{help}");
 }
 
@@ -204,8 +201,7 @@ fn per_op_figures_are_defined_once() {
     // far inside the factor of 2 a per-producer or per-call figure would be off.
     let rounding = |seconds: f64| 0.001 / seconds + 0.005;
     let ops = 2_000_000.0;
-    let out = run(&["-p2", "-r", "2000000", "trig-syscall-count"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-p2 -r 2000000 trig-syscall-count");
     let seconds = figure_line(&out.stdout, "[sec]");
     assert!(seconds >= 0.01, "{}", out.stdout);
     let usecs = figure_line(&out.stdout, "usecs/op");
@@ -213,8 +209,7 @@ fn per_op_figures_are_defined_once() {
     assert_near("usecs/op of -r", usecs, want, rounding(seconds));
 
     // --repeat, perf's kind: the same, and usecs/op/cpu is it per producer.
-    let out = run(&["-p2", "-r", "4000", "breakpoint-thread"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-p2 -r 4000 breakpoint-thread");
     let seconds = figure_line(&out.stdout, "[sec]");
     let usecs = figure_line(&out.stdout, "usecs/op");
     if seconds >= 0.01 {
@@ -226,8 +221,7 @@ fn per_op_figures_are_defined_once() {
 
     // Timed, the kernel runner's kind: the latency is one producer's time
     // per hit, and a producer's rate is half the total.
-    let out = run(&["-q", "-w0", "-d1", "-p2", "trig-syscall-count"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-q -w0 -d1 -p2 trig-syscall-count");
     let summary = out.stdout.lines().last().unwrap();
     let per_prod = number_before(summary, "M/prod");
     let hits = number_before(summary, "\u{b1}");
@@ -236,8 +230,7 @@ fn per_op_figures_are_defined_once() {
     assert_near("ns/op/prod", latency, 1e3 / per_prod, 0.005);
 
     // Timed, perf's kind: usecs/op is the inverse of the total rate.
-    let out = run(&["-q", "-w0", "-d1", "-p2", "syscall-basic"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("-q -w0 -d1 -p2 syscall-basic");
     let summary = out.stdout.lines().last().unwrap();
     let unit = if summary.contains("M/s") { 1e6 } else { 1e3 };
     let rate = number_before(summary, "\u{b1}") * unit;
@@ -254,8 +247,7 @@ fn per_op_figures_are_defined_once() {
 
 #[test]
 fn probe_takes_benchmarks_and_writes_json() {
-    let out = run(&["--probe", "trig-syscall-count", "syscall-basic"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("--probe trig-syscall-count syscall-basic");
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{}", out.stdout);
     assert!(lines[0].starts_with("trig-syscall-count") && lines[0].ends_with(" ok"));
@@ -279,8 +271,7 @@ fn probe_takes_benchmarks_and_writes_json() {
     let _lock = probe_lock();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("probe.json");
-    let out = run(&["--probe", "--json", path.to_str().unwrap(), "trig-kprobe"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok(&format!("--probe --json {} trig-kprobe", path.display()));
     assert!(out.stdout.is_empty(), "{}", out.stdout);
     let value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     let kprobe = &value["benchmarks"][0];
@@ -358,8 +349,7 @@ fn a_closed_pipe_still_ends_the_run_quietly() {
 
 #[test]
 fn completions_name_options_and_benchmarks() {
-    let out = run(&["completions", "bash"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("completions bash");
     assert!(out.stdout.contains("--duration"));
     assert!(out.stdout.contains("trig-uprobe-nop"));
     assert!(out.stdout.contains("compare"));
@@ -369,13 +359,11 @@ fn completions_name_options_and_benchmarks() {
         .status()
         .unwrap();
     assert!(status.success());
-    let out = run(&["completions", "zsh"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("completions zsh");
     assert!(out.stdout.contains("--duration"));
     assert!(out.stdout.contains("trig-uprobe-nop"));
     // clap_complete's fish script completes options and commands only.
-    let out = run(&["completions", "fish"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("completions fish");
     assert!(out.stdout.contains("duration"));
     assert!(out.stdout.contains("compare"));
     let out = run(&["completions", "powershell"]);
@@ -427,15 +415,14 @@ fn every_page_the_man_page_points_to_exists() {
 
 #[test]
 fn the_man_page_is_valid_roff() {
-    let out = run(&["man"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("man");
     // clap_mangen defines the apostrophe string before the title.
     let first_macro = out
         .stdout
         .lines()
         .find(|l| !l.starts_with(".ie") && !l.starts_with(".el"))
         .unwrap();
-    assert!(first_macro.starts_with(".TH bench 1"), "{first_macro}");
+    assert_starts(first_macro, ".TH bench 1");
     assert!(
         out.stdout.contains("\\-\\-duration"),
         "options are documented"
@@ -482,7 +469,7 @@ fn the_progress_bar_says_measuring_once_warm_up_is_over() {
         !after.contains("warm-up"),
         "the bar still says warm-up: {after}"
     );
-    assert!(after.contains("measuring"), "{after}");
+    assert_has(after, "measuring");
 }
 
 #[test]
@@ -505,8 +492,7 @@ fn probe_tries_what_a_run_with_s_or_pid_filter_would_set_up() {
     );
     let _lock = probe_lock();
     // With none named, the benchmarks that take them, each set up with them.
-    let out = run(&["--probe", "-s", "--pid-filter"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bench_ok("--probe -s --pid-filter");
     let probed: Vec<&str> = out
         .stdout
         .lines()

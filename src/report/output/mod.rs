@@ -26,7 +26,9 @@ use fifo::{is_fifo, write_fifo};
 use path::{destination, duplicate, stream_flags, Destination};
 pub use sinks::check_distinct;
 
-/// The first failure to write to standard output, as the sentence to exit with.
+/// The first failure to write to standard output, as the sentence to exit
+/// with: set by [`print`] alone, read by [`stdout_failure`] (main, through
+/// [`with_kept_failures`], at the end).
 static STDOUT_FAILURE: Mutex<Option<String>> = Mutex::new(None);
 
 /// Writes `text` to standard output. A failure (a full disk, a closed
@@ -175,8 +177,9 @@ pub fn check_outputs(outputs: &[(String, OutputTarget)]) -> Result<()> {
     check_distinct(outputs)
 }
 
-/// Failures to write outputs, kept so that the others are still written;
-/// said at the end by [`with_kept_failures`].
+/// Failures to write outputs, kept so that the others are still written:
+/// added by [`keep`] alone, taken once by [`with_kept_failures`] (main, at
+/// the end).
 static KEPT: Mutex<Vec<Error>> = Mutex::new(Vec::new());
 
 /// Keeps the failure of one output's write, if it failed, and goes on.

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The kernel's own runner (tools/testing/selftests/bpf/bench, built as
+# docs/upstream-parity.md says) against bench: the benchmark of the same name
+# on both, with the same options, PAIRS pairs interleaved (which goes first
+# alternating), each run's rate read from its Summary line, and the median of
+# the per-pair ratios bench/upstream.
+#   UPSTREAM=/path/to/upstream/bench PAIRS=3 scripts/upstream_compare.sh [OPTION...] NAME...
+# OPTIONs go to both runners, each in its joined form: -wN -dN -a -pN
+# (default -w1 -d3 -a). --markdown prints the table as Markdown. A NAME one
+# of the two cannot run on this kernel is skipped with the reason; BENCH_BIN
+# picks another bench build. Each pair is shown on stderr.
+set -euo pipefail
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+
+me=$(basename "$0")
+refuse() {
+	echo "$me: $*" >&2
+	exit 2
+}
+
+upstream=${UPSTREAM:-}
+[[ -n $upstream ]] || refuse "set UPSTREAM to the kernel runner's bench binary (docs/upstream-parity.md says how to build it)"
+[[ -f $upstream && -x $upstream ]] || refuse "UPSTREAM=$upstream is not an executable file"
+[[ ${PAIRS:-5} =~ ^[1-9][0-9]*$ ]] || refuse "PAIRS takes a whole number of pairs, got '$PAIRS'"
+
+opts=() names=()
+for arg in "$@"; do
+	case $arg in
+	--markdown) MARKDOWN=1 ;;
+	-*)
+		# Both runners must read an option the same way: the kernel's
+		# refuses -w0 and takes no space between an option and its value
+		# here, where the names follow.
+		[[ $arg =~ ^-(a|[wdp][1-9][0-9]*)$ ]] ||
+			refuse "options go to both runners as -wN -dN -a -pN (N from 1), got '$arg'"
+		opts+=("$arg")
+		;;
+	*) names+=("$arg") ;;
+	esac
+done
+((${#names[@]})) || refuse "name at least one benchmark, such as trig-rawtp"
+((${#opts[@]})) || opts=(-w1 -d3 -a)
+
+# run_upstream ARG...: the kernel's runner. It reads tracepoint ids from
+# tracefs and expects it mounted; where the host has none mounted, it gets one
+# in a mount namespace of its own, as bench does for itself.
+run_upstream() {
+	if [[ -d /sys/kernel/tracing/events ]]; then
+		"$upstream" "$@"
+	else
+		# The inner shell expands its own "$0" "$@".
+		# shellcheck disable=SC2016
+		unshare -m sh -c 'mount -t tracefs nodev /sys/kernel/tracing && exec "$0" "$@"' "$upstream" "$@"
+	fi
+}
+
+# summary_rate NAME SIDE COMMAND...: runs one benchmark and prints the first
+# number of its Summary line (hits, or throughput, in M/s). A failed run ends
+# the script.
+summary_rate() {
+	local name=$1 side=$2 out rate err
+	shift 2
+	err=$(mktemp)
+	if ! out=$("$@" "${opts[@]}" "$name" 2>"$err"); then
+		echo "$me: $name: $side failed: $(tail -n1 "$err")" >&2
+		rm -f "$err"
+		exit 1
+	fi
+	rm -f "$err"
+	rate=$(sed -n -e 's/^Summary: \(hits\|throughput\) *\([0-9.]*\).*/\2/p' <<<"$out")
+	if [[ -z $rate ]]; then
+		echo "$me: $name: $side printed no Summary line" >&2
+		exit 1
+	fi
+	printf '%s\n' "$rate"
+}
+
+# Why NAME cannot run on both here, or nothing. bench says it without running
+# (--probe); the kernel's runner only by running, so it runs for a second.
+refusal() {
+	local name=$1 verdict out
+	verdict=$(awk -v n="$name" '$1 == n {$1 = ""; sub(/^ +/, ""); print}' <<<"$probed")
+	if [[ -z $verdict ]]; then
+		echo "bench has no benchmark of that name"
+	elif [[ $verdict != ok ]]; then
+		echo "bench: $verdict"
+	elif ! grep -qxF -- "- $name" <<<"$upstream_list"; then
+		echo "the kernel's runner has no benchmark of that name"
+	elif ! out=$(run_upstream -w1 -d1 "$name" 2>&1 >/dev/null); then
+		# Its reason is the last line of its stderr.
+		echo "the kernel's runner fails here: $(tail -n1 <<<"$out")"
+	fi
+}
+
+prepare_bench
+probed=$("$BENCH" --probe 2>/dev/null || true)
+upstream_list=$("$upstream" --list 2>/dev/null || true)
+
+if ((MARKDOWN)); then
+	printf '| benchmark | upstream (M/s) | bench (M/s) | bench/upstream |\n|---|---|---|---|\n'
+else
+	printf '%-28s %14s %12s %15s\n' benchmark 'upstream M/s' 'bench M/s' bench/upstream
+fi
+for name in "${names[@]}"; do
+	why=$(refusal "$name")
+	if [[ -n $why ]]; then
+		if ((MARKDOWN)); then
+			printf '| %s | skipped: %s | | |\n' "$name" "$why"
+		else
+			printf '%s: skipped: %s\n' "$name" "$why"
+		fi
+		continue
+	fi
+	# The commands are evaluated inside pairs, hence the single quotes.
+	# shellcheck disable=SC2016
+	pairs "$name bench vs upstream" 'summary_rate "$name" bench "$BENCH"' \
+		'summary_rate "$name" upstream run_upstream'
+	if ((MARKDOWN)); then
+		printf '| %s | %s | %s | %s |\n' "$name" "$PAIR_B" "$PAIR_A" "$PAIR_RATIO"
+	else
+		printf '%-28s %14s %12s %15s\n' "$name" "$PAIR_B" "$PAIR_A" "$PAIR_RATIO"
+	fi
+done

@@ -1,0 +1,172 @@
+//! The trigger a helper benchmark's BPF body runs from, chosen once for
+//! every family whose body upstream runs from a program on getpgid
+//! (`bpf/helper_trigger.h` defines each body's entry points).
+//!
+//! Upstream's trigger is the default: fentry on the getpgid syscall (or its
+//! sys_enter tracepoint), the producers calling getpgid(). Where the kernel
+//! refuses it (this host refuses tracing programs: EPERM), the same body runs
+//! from a raw_tp program that each producer runs with BPF_PROG_TEST_RUN,
+//! one run per trigger; the workload says which ([`TriggerUsed`]), and the
+//! run's header line, `--probe` and the result file repeat it.
+
+use libbpf_rs::skel::Skel;
+use libbpf_rs::{Link, ProgramInput};
+
+use crate::bpf::{self, HitCounters};
+use crate::error::{Error, Result};
+use crate::kernel;
+use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::trigger_path::{TriggerPath, TriggerUsed};
+
+/// A body of `bpf/helper_trigger.h`: its name there, the trigger upstream
+/// runs it from, and the operations one trigger makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Body {
+    /// `body_<name>()`, whose entry points are `count_<name>_fentry`,
+    /// `count_<name>_tp` and `drive_<name>`.
+    pub name: &'static str,
+    /// Upstream's trigger; the fallback itself for a benchmark that measures
+    /// the fallback alone.
+    pub upstream: TriggerPath,
+    /// What one trigger counts as operations (the body's calls of the
+    /// helper: CALLS_PER_TRIGGER for the loops).
+    pub ops_per_trigger: u64,
+}
+
+impl Body {
+    /// The program of the body's entry point for `path`.
+    fn program(&self, path: TriggerPath) -> String {
+        match path {
+            TriggerPath::FentryGetpgid => format!("count_{}_fentry", self.name),
+            TriggerPath::TpGetpgid => format!("count_{}_tp", self.name),
+            TriggerPath::RawtpTestRun => format!("drive_{}", self.name),
+        }
+    }
+}
+
+/// Loads the body's entry for upstream's trigger and attaches it; where the
+/// kernel refuses it, loads the raw_tp fallback instead. `load(program)`
+/// opens, configures and loads the object with that one program on.
+pub fn load<S: Skel<'static>>(
+    body: &Body,
+    mut load: impl FnMut(&str) -> std::result::Result<bpf::Owned<S>, libbpf_rs::Error>,
+) -> Result<(bpf::Owned<S>, Option<Link>, TriggerUsed)> {
+    let upstream = body.upstream;
+    let refused = match upstream {
+        TriggerPath::RawtpTestRun => None,
+        _ => match attached(body, &mut load) {
+            Ok((skel, link)) => {
+                let used = TriggerUsed {
+                    path: upstream,
+                    refused: None,
+                };
+                return Ok((skel, Some(link), used));
+            }
+            // A refusal this kernel makes of the program type: fall back.
+            Err(Error::Unsupported(why)) => Some((upstream, why)),
+            Err(err) => return Err(err),
+        },
+    };
+    let program = body.program(TriggerPath::RawtpTestRun);
+    let skel = load(&program).map_err(|e| bpf::load_error(&program, &e))?;
+    let used = TriggerUsed {
+        path: TriggerPath::RawtpTestRun,
+        refused,
+    };
+    Ok((skel, None, used))
+}
+
+/// The body on upstream's trigger, loaded and attached.
+fn attached<S: Skel<'static>>(
+    body: &Body,
+    load: &mut impl FnMut(&str) -> std::result::Result<bpf::Owned<S>, libbpf_rs::Error>,
+) -> Result<(bpf::Owned<S>, Link)> {
+    if body.upstream == TriggerPath::TpGetpgid {
+        // The tracepoint's id is read from tracefs.
+        kernel::ensure_tracefs().map_err(Error::unsupported)?;
+    }
+    let program = body.program(body.upstream);
+    let skel = load(&program).map_err(|e| bpf::load_error(&program, &e))?;
+    let link = find(&*skel, &program)?
+        .attach()
+        .map_err(|e| bpf::attach_error(&program, &e))?;
+    Ok((skel, link))
+}
+
+fn find<'a, S: Skel<'static>>(skel: &'a S, program: &str) -> Result<libbpf_rs::ProgramMut<'a>> {
+    skel.object()
+        .progs_mut()
+        .find(|p| p.name() == program)
+        .ok_or_else(|| Error::setup(format!("the helper object has no program {program}")))
+}
+
+/// A helper benchmark after set-up: producers trigger the body, the body
+/// counts its hits per CPU.
+pub struct HelperWorkload<S> {
+    // Fields drop in order: the link detaches before the object is closed.
+    link: Option<Link>,
+    hits: HitCounters,
+    used: TriggerUsed,
+    body: Body,
+    skel: bpf::Owned<S>,
+}
+
+impl<S> HelperWorkload<S> {
+    /// `hits` reads the counters of `skel`'s `.bss`.
+    pub fn new(
+        skel: bpf::Owned<S>,
+        link: Option<Link>,
+        hits: HitCounters,
+        used: TriggerUsed,
+        body: Body,
+    ) -> HelperWorkload<S> {
+        HelperWorkload {
+            link,
+            hits,
+            used,
+            body,
+            skel,
+        }
+    }
+}
+
+impl<S: Skel<'static> + Sync> Workload for HelperWorkload<S> {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        let ops = self.body.ops_per_trigger;
+        if self.link.is_some() {
+            // SAFETY: gettid has no arguments and cannot fail.
+            let tid = libc::c_long::from(unsafe { libc::gettid() });
+            // Its own thread id, as trig-syscall-count's: a pid lookup, as
+            // upstream's call makes in practice.
+            // SAFETY: getpgid only reads a process group.
+            let getpgid = || unsafe { libc::syscall(libc::SYS_getpgid, tid) };
+            if ops == 1 {
+                ctx.run(|| {
+                    getpgid();
+                });
+                return Ok(());
+            }
+            return ctx.try_run(|| {
+                getpgid();
+                Ok(ops)
+            });
+        }
+        let program = self.body.program(TriggerPath::RawtpTestRun);
+        let driver = find(&*self.skel, &program)?;
+        ctx.try_run(|| {
+            // No input, no output: what raw_tp test runs take.
+            driver.test_run(ProgramInput::default()).map_err(|e| {
+                Error::runtime(format!("BPF_PROG_TEST_RUN of {program} failed: {e:#}"))
+            })?;
+            Ok(ops)
+        })
+    }
+
+    fn measure(&self, _ops: u64) -> Counts {
+        self.hits.counts()
+    }
+
+    fn trigger(&self) -> Option<TriggerUsed> {
+        Some(self.used.clone())
+    }
+}

@@ -1,0 +1,273 @@
+//! The kernel runner's rename family (its `benchs/bench_rename.c` and
+//! `progs/test_overhead.c`): a producer renames its own task by writing its
+//! name to its comm file, which runs `__set_task_comm` and fires the
+//! `task:task_rename` tracepoint, with nothing attached (`rename-base`) or one
+//! program that only counts on that path. The operations are the writes, as
+//! the kernel runner counts them.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use libbpf_rs::skel::{OpenSkel, Skel};
+use libbpf_rs::Link;
+
+use super::trigger::{kprobe_refusal, tracing_refusal};
+use super::{Benchmark, Info};
+use crate::bpf::skel::rename::{RenameSkel, RenameSkelBuilder};
+use crate::bpf::{self, HitCounters, Needs};
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::runner::{Counts, ProducerCtx, Workload};
+
+pub static BENCHES: &[&dyn Benchmark] = &[
+    &rename(
+        "rename-base",
+        None,
+        "write the thread's own name to its comm file (__set_task_comm), nothing attached: the baseline",
+    ),
+    &rename(
+        "rename-kprobe",
+        Some(Probe::KPROBE),
+        "rename-base with a kprobe on __set_task_comm that only counts",
+    ),
+    &rename(
+        "rename-kretprobe",
+        Some(Probe::KRETPROBE),
+        "rename-base with a kretprobe on __set_task_comm that only counts",
+    ),
+    &rename(
+        "rename-rawtp",
+        Some(Probe::RAWTP),
+        "rename-base with a raw tracepoint program on task_rename that only counts",
+    ),
+    &rename(
+        "rename-fentry",
+        Some(Probe::FENTRY),
+        "rename-base with an fentry program on __set_task_comm that only counts",
+    ),
+    &rename(
+        "rename-fexit",
+        Some(Probe::FEXIT),
+        "rename-base with an fexit program on __set_task_comm that only counts",
+    ),
+];
+
+/// A program of `bpf/rename.bpf.c` and how the kernel may refuse it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Probe {
+    program: &'static str,
+    /// For messages: "the kprobe".
+    what: &'static str,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Kprobe,
+    RawTracepoint,
+    /// fentry, fexit: refused under lockdown or by an LSM.
+    Tracing,
+}
+
+impl Probe {
+    const KPROBE: Probe = Probe::new("count_rename_kprobe", "the kprobe", Kind::Kprobe);
+    const KRETPROBE: Probe = Probe::new("count_rename_kretprobe", "the kretprobe", Kind::Kprobe);
+    const RAWTP: Probe = Probe::new(
+        "count_rename_rawtp",
+        "the raw tracepoint program",
+        Kind::RawTracepoint,
+    );
+    const FENTRY: Probe = Probe::new("count_rename_fentry", "the fentry program", Kind::Tracing);
+    const FEXIT: Probe = Probe::new("count_rename_fexit", "the fexit program", Kind::Tracing);
+
+    const fn new(program: &'static str, what: &'static str, kind: Kind) -> Probe {
+        Probe {
+            program,
+            what,
+            kind,
+        }
+    }
+}
+
+struct Rename {
+    info: Info,
+    /// The counting program; none for the baseline.
+    probe: Option<Probe>,
+}
+
+const fn rename(name: &'static str, probe: Option<Probe>, description: &'static str) -> Rename {
+    Rename {
+        info: Info::hits(name, description)
+            .timed_per_hit()
+            .needs(match probe {
+                None => Needs::Nothing,
+                Some(Probe {
+                    kind: Kind::Kprobe, ..
+                }) => Needs::KprobeEvent,
+                Some(_) => Needs::Link,
+            }),
+        probe,
+    }
+}
+
+impl Benchmark for Rename {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+
+    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let probe = match self.probe {
+            Some(probe) => Some(attach(probe)?),
+            None => None,
+        };
+        Ok(Box::new(Renames {
+            probe,
+            missed: AtomicU64::new(0),
+        }))
+    }
+}
+
+/// Loads `probe`'s program, counting this process's renames, and attaches it.
+fn attach(probe: Probe) -> Result<Attached> {
+    let mut storage = bpf::ObjectStorage::new();
+    // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
+    // with it.
+    let mut open = unsafe { storage.open::<RenameSkelBuilder>("the rename BPF object")? };
+    let rodata = bpf::rodata(open.maps.rodata_data.as_deref_mut(), "the rename object")?;
+    rodata.own_tgid = std::process::id();
+    for mut prog in open.open_object_mut().progs_mut() {
+        if prog.name() == probe.program {
+            prog.set_autoload(true);
+        }
+    }
+    let skel = open.load().map_err(|err| {
+        let refusal = match probe.kind {
+            Kind::Tracing => tracing_refusal(&err),
+            Kind::Kprobe | Kind::RawTracepoint => None,
+        };
+        refusal.unwrap_or_else(|| bpf::load_error(probe.what, &err))
+    })?;
+    let skel = bpf::Owned::new(skel, storage);
+    let link = skel
+        .object()
+        .progs_mut()
+        .find(|p| p.name() == probe.program)
+        .ok_or_else(|| {
+            Error::setup(format!(
+                "the rename object has no program {}",
+                probe.program
+            ))
+        })?
+        .attach()
+        .map_err(|err| {
+            let refusal = match probe.kind {
+                Kind::Kprobe => kprobe_refusal(false),
+                Kind::Tracing | Kind::RawTracepoint => None,
+            };
+            refusal.unwrap_or_else(|| bpf::attach_error(probe.what, &err))
+        })?;
+    // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
+    // `Attached` beside the counters, dropped after them.
+    let hits = unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
+    Ok(Attached {
+        _link: link,
+        hits,
+        _skel: skel,
+    })
+}
+
+/// The attached program and its counter.
+struct Attached {
+    // Fields drop in order: the link detaches before the object is closed.
+    _link: Link,
+    /// The program's runs in this process.
+    hits: HitCounters,
+    _skel: bpf::Owned<RenameSkel<'static>>,
+}
+
+struct Renames {
+    probe: Option<Attached>,
+    /// Writes the program did not see, the most found so far.
+    missed: AtomicU64,
+}
+
+/// The calling thread's comm file, opened for writing, and its name as the
+/// file reads (without the newline): writing it back renames the thread to
+/// what it is, so thread names (in `--profile`, say) stay the runner's.
+fn own_comm() -> Result<(File, Vec<u8>)> {
+    // SAFETY: gettid has no arguments and cannot fail.
+    let tid = unsafe { libc::gettid() };
+    let path = format!("/proc/self/task/{tid}/comm");
+    let fail = |e: std::io::Error| Error::setup(format!("cannot use {path}: {e}"));
+    let mut name = Vec::new();
+    File::open(&path)
+        .and_then(|mut f| f.read_to_end(&mut name))
+        .map_err(fail)?;
+    if name.last() == Some(&b'\n') {
+        name.pop();
+    }
+    let file = File::options().write(true).open(&path).map_err(fail)?;
+    Ok((file, name))
+}
+
+impl Workload for Renames {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        let (mut file, name) = own_comm()?;
+        ctx.try_run(|| {
+            file.write(&name).map_err(|e| {
+                Error::runtime(format!(
+                    "writing the thread's name to its comm file failed: {e}"
+                ))
+            })?;
+            Ok(1)
+        })
+    }
+
+    /// The writes the producers counted, as the kernel runner counts them;
+    /// with a program attached, those it did not see are drops rather than
+    /// hits (so hits are writes seen, and hits and drops are the writes).
+    fn measure(&self, ops: u64) -> Counts {
+        match &self.probe {
+            None => Counts {
+                hits: ops,
+                drops: 0,
+            },
+            Some(probe) => split_writes(ops, probe.hits.total(), &self.missed),
+        }
+    }
+}
+
+/// `ops` writes, of which the program saw `seen` (read after `ops`), as hits
+/// and drops. A write fires the program before the producer counts it, so
+/// `seen` is ahead of `ops` unless the program missed writes; `missed` keeps
+/// the most found, so that drops never go back when it runs ahead again.
+fn split_writes(ops: u64, seen: u64, missed: &AtomicU64) -> Counts {
+    let unseen = ops.saturating_sub(seen);
+    let missed = missed.fetch_max(unseen, Relaxed).max(unseen);
+    Counts {
+        hits: ops.saturating_sub(missed),
+        drops: missed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_the_program_missed_are_drops_and_stay_so() {
+        let missed = AtomicU64::new(0);
+        let counts = |ops, seen| {
+            let c = split_writes(ops, seen, &missed);
+            (c.hits, c.drops)
+        };
+        assert_eq!(counts(0, 0), (0, 0));
+        // The program ahead of the producers' count: every write seen.
+        assert_eq!(counts(10, 11), (10, 0));
+        assert_eq!(counts(20, 17), (17, 3));
+        // A write seen but not yet counted: the three missed stay missed.
+        assert_eq!(counts(30, 28), (27, 3));
+        assert_eq!(counts(40, 35), (35, 5));
+    }
+}

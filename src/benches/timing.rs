@@ -1,0 +1,311 @@
+//! `bpf-nop`, the kernel runner's timing inside BPF: a syscall program run by
+//! BPF_PROG_TEST_RUN times a batch of calls of an empty body per run on its
+//! CPU. Set-up sizes the batch to about 10 ms and checks that twice the
+//! calls take twice the time; the run keeps the measured seconds' batches,
+//! and their per-call times (outliers cut) give the figures.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
+use libbpf_rs::skel::{OpenSkel, Skel};
+use libbpf_rs::ProgramInput;
+
+use super::{Benchmark, Info};
+use crate::bpf::skel::timing::{TimingSkel, TimingSkelBuilder};
+use crate::bpf::{self, HitCounters, Needs};
+use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
+use crate::error::{Error, Result};
+use crate::figures::{self, Better, Figure};
+use crate::results::RunRecord;
+use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::stats::timing::{self, TimingStats};
+
+/// bpf_loop's limit is 2^23 calls, and calibration runs twice the batch.
+const MAX_BATCH: u64 = 1 << 22;
+/// The runs each calibration step takes the median of.
+const CALIBRATE_RUNS: usize = 5;
+/// The batch the first calibration step times.
+const SEED_BATCH: u64 = 100;
+/// The rows and columns of `bpf/timing.bpf.c`'s samples.
+const TIMING_CPUS: usize = 128;
+const TIMING_SAMPLES: usize = 4096;
+
+pub const BATCH_ITERS: NumberOption = NumberOption {
+    long: "batch-iters",
+    short: None,
+    value_name: "N",
+    help: "Calls of the body per timed batch (0: sized to about 10 ms and checked)",
+    default: 0,
+    min: 0,
+    max: MAX_BATCH,
+    why_max: "calibration times twice the batch, and bpf_loop makes at most 2^23 calls",
+};
+
+pub const MACHINE_READABLE: FlagOption = FlagOption {
+    long: "machine-readable",
+    help: "Print the timing as a machine-readable RESULT line",
+};
+
+/// What the run keeps (`Workload::figures`), by name.
+pub const KEPT_SAMPLES: &str = "samples";
+pub const KEPT_MEDIAN: &str = "median";
+pub const KEPT_STDDEV: &str = "stddev";
+pub const KEPT_CV: &str = "cv";
+pub const KEPT_MIN: &str = "min";
+pub const KEPT_P99: &str = "p99";
+pub const KEPT_MAX: &str = "max";
+
+/// A time per call, in ns, as the run kept it.
+const fn ns_figure(
+    name: &'static str,
+    unit: &'static str,
+    of_run: fn(&RunRecord) -> Option<f64>,
+) -> Figure {
+    Figure {
+        name,
+        unit,
+        better: Better::Lower,
+        of_run,
+        per_second: None,
+        show: ns_per_op,
+        show_spread: ns_per_op_with_sd,
+    }
+}
+
+/// The per-call time's median and 99th percentile, and its spread.
+pub const MEDIAN: Figure = ns_figure("median", "median ns/op", |run| {
+    figures::kept(run, KEPT_MEDIAN)
+});
+pub const P99: Figure = ns_figure("p99", "p99 ns/op", |run| figures::kept(run, KEPT_P99));
+pub const CV: Figure = Figure {
+    name: "cv",
+    unit: "cv %",
+    better: Better::Lower,
+    of_run: |run| figures::kept(run, KEPT_CV),
+    per_second: None,
+    show: |pct| format!("{pct:.2} %"),
+    show_spread: |mean, sd| format!("{mean:.2} \u{b1} {sd:.2} %"),
+};
+
+fn ns_per_op(ns: f64) -> String {
+    format!("{ns:.2} ns/op")
+}
+
+fn ns_per_op_with_sd(mean: f64, sd: f64) -> String {
+    format!("{mean:.2} \u{b1} {sd:.2} ns/op")
+}
+
+pub static BENCHES: &[&dyn Benchmark] = &[&BpfNop {
+    info: Info {
+        figures: &[figures::HITS, MEDIAN, P99, CV],
+        ..Info::hits(
+            "bpf-nop",
+            "an empty body in a BPF loop, timed per CPU inside BPF in ~10 ms batches",
+        )
+        .needs(Needs::RunProgram)
+        .untimed("the body's calls are timed inside BPF, a batch at a time")
+        .options(&[
+            BenchOption::Number(BATCH_ITERS),
+            BenchOption::Flag(MACHINE_READABLE),
+        ])
+    },
+}];
+
+struct BpfNop {
+    info: Info,
+}
+
+/// The timing area of the program's .bss, mapped into this process.
+struct Area {
+    samples: *mut u64,
+    idx: *mut u32,
+    enabled: *mut u32,
+    batch: *mut u32,
+}
+
+// SAFETY: the pointers target the mmapped .bss of the skeleton that the
+// owning workload keeps alive as long as this value; every access is atomic.
+unsafe impl Send for Area {}
+unsafe impl Sync for Area {}
+
+impl Area {
+    fn word(&self, ptr: *mut u32) -> &AtomicU32 {
+        // SAFETY: an aligned u32 of the mapped .bss (see the type's comment).
+        unsafe { AtomicU32::from_ptr(ptr) }
+    }
+
+    fn set_enabled(&self, on: bool) {
+        self.word(self.enabled).store(u32::from(on), Relaxed);
+    }
+
+    fn set_batch(&self, batch: u64) {
+        self.word(self.batch).store(batch as u32, Relaxed);
+    }
+
+    /// Forgets every sample taken.
+    fn reset(&self) {
+        for cpu in 0..TIMING_CPUS {
+            // SAFETY: row `cpu` of the mapped array.
+            self.word(unsafe { self.idx.add(cpu) }).store(0, Relaxed);
+        }
+    }
+
+    /// Every batch time taken since the last reset, CPU by CPU.
+    fn batch_times(&self) -> Vec<u64> {
+        let mut times = Vec::new();
+        for cpu in 0..TIMING_CPUS {
+            // SAFETY: row `cpu` of the mapped arrays.
+            let taken = self.word(unsafe { self.idx.add(cpu) }).load(Relaxed) as usize;
+            for i in 0..taken.min(TIMING_SAMPLES) {
+                // SAFETY: within row `cpu`, an aligned u64 of the mapping.
+                let slot =
+                    unsafe { AtomicU64::from_ptr(self.samples.add(cpu * TIMING_SAMPLES + i)) };
+                match slot.load(Relaxed) {
+                    0 => {}
+                    ns => times.push(ns),
+                }
+            }
+        }
+        times
+    }
+}
+
+impl Benchmark for BpfNop {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+
+    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let mut storage = bpf::ObjectStorage::new();
+        // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
+        // with it.
+        let mut open = unsafe { storage.open::<TimingSkelBuilder>("the bpf-nop BPF object")? };
+        for mut prog in open.open_object_mut().progs_mut() {
+            prog.set_autoload(true);
+        }
+        let mut skel = open
+            .load()
+            .map_err(|e| bpf::load_error("the bpf-nop program", &e))?;
+        let bss = skel
+            .maps
+            .bss_data
+            .as_deref_mut()
+            .ok_or_else(|| Error::setup("the bpf-nop object's .bss is not memory-mapped"))?;
+        let area = Area {
+            samples: bss.timing_samples.as_mut_ptr().cast(),
+            idx: bss.timing_idx.as_mut_ptr(),
+            enabled: std::ptr::addr_of_mut!(bss.timing_enabled).cast(),
+            batch: std::ptr::addr_of_mut!(bss.batch_iters).cast(),
+        };
+        let skel = bpf::Owned::new(skel, storage);
+        // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
+        // the workload beside the counters, dropped after them.
+        let hits =
+            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
+        let mut workload = NopWorkload {
+            area,
+            hits,
+            batch: config.params.number(&BATCH_ITERS),
+            skel,
+        };
+        if workload.batch == 0 {
+            workload.batch = workload.calibrate()?;
+        }
+        workload.area.set_batch(workload.batch);
+        workload.area.reset();
+        Ok(Box::new(workload))
+    }
+}
+
+/// Producers run the program; it times its batches and counts its calls.
+struct NopWorkload {
+    area: Area,
+    hits: HitCounters,
+    batch: u64,
+    skel: bpf::Owned<TimingSkel<'static>>,
+}
+
+impl NopWorkload {
+    fn run_once(&self) -> Result<()> {
+        let program = self
+            .skel
+            .object()
+            .progs_mut()
+            .find(|p| p.name() == "drive_nop")
+            .ok_or_else(|| Error::setup("the bpf-nop object has no program drive_nop"))?;
+        program
+            .test_run(ProgramInput::default())
+            .map_err(|e| Error::runtime(format!("BPF_PROG_TEST_RUN of drive_nop failed: {e:#}")))?;
+        Ok(())
+    }
+
+    /// The median time of a few runs of `batch` calls.
+    fn median_time(&self, batch: u64) -> Result<u64> {
+        self.area.reset();
+        self.area.set_batch(batch);
+        self.area.set_enabled(true);
+        let runs: Result<()> = (0..CALIBRATE_RUNS).try_for_each(|_| self.run_once());
+        self.area.set_enabled(false);
+        runs?;
+        Ok(timing::median_of(&self.area.batch_times()).unwrap_or(0))
+    }
+
+    /// The batch that takes about 10 ms, checked for proportionality: a
+    /// failed check refuses the run (exit 5), as no per-call time can be
+    /// taken from batches whose time is not their calls'.
+    fn calibrate(&self) -> Result<u64> {
+        let seed = self.median_time(SEED_BATCH)?;
+        let batch = timing::batch_for(seed / SEED_BATCH, MAX_BATCH);
+        let time_n = self.median_time(batch)?;
+        let time_2n = self.median_time(2 * batch)?;
+        timing::proportionality(time_n, time_2n).map_err(|d| {
+            Error::setup(format!(
+                "proportionality check failed (2N/N ratio={:.3}, expected=2.000, \
+                 error={:.1}%) for N = {batch} calls: a batch's time is not proportional to its \
+                 calls (system noise, or a fixed cost per batch), so no per-call time is taken",
+                d.ratio, d.error_pct
+            ))
+        })?;
+        Ok(batch)
+    }
+}
+
+impl Workload for NopWorkload {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        ctx.try_run(|| {
+            self.run_once()?;
+            Ok(self.batch)
+        })
+    }
+
+    fn measure(&self, _ops: u64) -> Counts {
+        self.hits.counts()
+    }
+
+    fn measuring(&self, on: bool) {
+        if on {
+            self.area.reset();
+        }
+        self.area.set_enabled(on);
+    }
+
+    fn figures(&self) -> Vec<(&'static str, f64)> {
+        let per_call: Vec<f64> = self
+            .area
+            .batch_times()
+            .into_iter()
+            .map(|ns| ns as f64 / self.batch as f64)
+            .collect();
+        let Some(s) = TimingStats::of(&per_call) else {
+            return vec![(KEPT_SAMPLES, 0.0)];
+        };
+        vec![
+            (KEPT_SAMPLES, s.samples as f64),
+            (KEPT_MEDIAN, s.median),
+            (KEPT_STDDEV, s.stddev),
+            (KEPT_CV, s.cv_pct),
+            (KEPT_MIN, s.min),
+            (KEPT_P99, s.p99),
+            (KEPT_MAX, s.max),
+        ]
+    }
+}

@@ -1,0 +1,67 @@
+//! Which trigger ran a benchmark's BPF body: the kernel runner's (a program
+//! on the getpgid system call, producers calling getpgid), or, where this
+//! kernel refuses that program, the fallback: the same body in a raw_tp
+//! program run with BPF_PROG_TEST_RUN. A run says it in its header line,
+//! `--probe` in its verdict and the result file as `trigger`.
+
+use serde::{Deserialize, Serialize};
+
+/// The trigger a body ran from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TriggerPath {
+    /// fentry on the getpgid syscall: upstream's, for the loop helpers.
+    FentryGetpgid,
+    /// The syscalls:sys_enter_getpgid tracepoint: upstream's, for strncmp.
+    TpGetpgid,
+    /// A raw_tp program run by BPF_PROG_TEST_RUN: the fallback (`refused`
+    /// says which of upstream's triggers the kernel refused), or the trigger
+    /// of a benchmark that measures that trigger alone.
+    RawtpTestRun,
+}
+
+impl TriggerPath {
+    /// The word in the result file.
+    pub fn name(self) -> &'static str {
+        match self {
+            TriggerPath::FentryGetpgid => "fentry-getpgid",
+            TriggerPath::TpGetpgid => "tp-getpgid",
+            TriggerPath::RawtpTestRun => "rawtp-test-run",
+        }
+    }
+
+    /// What it is, in a few words.
+    pub fn words(self) -> &'static str {
+        match self {
+            TriggerPath::FentryGetpgid => "fentry on getpgid",
+            TriggerPath::TpGetpgid => "tracepoint syscalls:sys_enter_getpgid",
+            TriggerPath::RawtpTestRun => "raw_tp program run by BPF_PROG_TEST_RUN",
+        }
+    }
+}
+
+/// The trigger a run used and, for a fallback, the one the kernel refused
+/// and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TriggerUsed {
+    pub path: TriggerPath,
+    /// Upstream's trigger and the kernel's reason, when this is a fallback.
+    pub refused: Option<(TriggerPath, String)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_result_file_keeps_the_name() {
+        for path in [
+            TriggerPath::FentryGetpgid,
+            TriggerPath::TpGetpgid,
+            TriggerPath::RawtpTestRun,
+        ] {
+            let json = serde_json::to_string(&path).unwrap();
+            assert_eq!(json, format!("\"{}\"", path.name()));
+        }
+    }
+}
