@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bench::benches;
 use bench::latency::observer::LatencyObserver;
 use bench::runner::affinity::{self, Affinity};
-use bench::runner::phases::{RunObserver, Timing};
+use bench::runner::phases::{RunObserver, RunSeconds};
 use bench::runner::run_timed;
 use bench::targets::Target;
 
@@ -97,7 +97,7 @@ fn run() -> Result<(), String> {
     for round in 1..=rounds {
         let times = target.with_fn(|f| plain(f, calls, scale));
         let mut latency = LatencyObserver::new(1, Some(0));
-        let timing = Timing {
+        let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 1,
         };

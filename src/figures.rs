@@ -51,7 +51,7 @@ pub const HITS: Figure = Figure {
     name: "hits",
     unit: "hits",
     better: Better::Higher,
-    of_run: |run| Some(run.summary?.hits.mean),
+    of_run: |run| Some(run.summary()?.hits.mean),
     per_second: Some(Sample::hits_per_sec),
     show: rate,
     show_spread: rate_with_sd,
@@ -61,7 +61,7 @@ pub const HITS: Figure = Figure {
 pub const OPERATIONS: Figure = Figure {
     name: "operations",
     unit: "operations",
-    of_run: |run| Some(run.summary?.total.mean),
+    of_run: |run| Some(run.summary()?.total.mean),
     per_second: Some(Sample::total_per_sec),
     ..HITS
 };
@@ -72,7 +72,7 @@ pub const ATTACH: Figure = Figure {
     unit: "attach \u{b5}s/probe",
     better: Better::Lower,
     of_run: |run| {
-        let cycle = run.cycle.as_ref()?;
+        let cycle = run.cycle()?;
         Some(cycle.attach.us_per_probe(cycle.probes))
     },
     per_second: None,
@@ -86,7 +86,7 @@ pub const DETACH: Figure = Figure {
     name: "detach",
     unit: "detach \u{b5}s/probe",
     of_run: |run| {
-        let cycle = run.cycle.as_ref()?;
+        let cycle = run.cycle()?;
         Some(cycle.detach.us_per_probe(cycle.probes))
     },
     ..ATTACH
@@ -95,10 +95,10 @@ pub const DETACH: Figure = Figure {
 /// Whether `run` counts among `runs` when they are judged: the first, cold
 /// attach cycle of a process is another quantity than the warm ones after
 /// it (docs/attach.md), left out as warm-up seconds are, unless no warm one
-/// is there to judge.
+/// is there to judge (a run stopped before its cycle ended has none).
 pub fn counts(run: &RunRecord, runs: &[RunRecord]) -> bool {
-    let cold = |r: &RunRecord| r.cycle.as_ref().is_some_and(|c| c.cold);
-    !cold(run) || runs.iter().all(cold)
+    let cold = |r: &RunRecord| r.cycle().is_some_and(|c| c.cold);
+    !cold(run) || runs.iter().filter(|r| r.cycle().is_some()).all(cold)
 }
 
 /// The value a benchmark kept in a run under `name` (`Workload::figures`):
@@ -113,7 +113,7 @@ impl Figure {
     pub fn within_run(&self, run: &RunRecord) -> Vec<f64> {
         match self.per_second {
             Some(per_second) => run
-                .samples
+                .samples()
                 .iter()
                 .filter(|s| !s.warmup)
                 .map(per_second)

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::phases::{RunObserver, Timing};
+use crate::runner::phases::{RunObserver, RunSeconds};
 use crate::stats::Sample;
 
 /// A run's noise figures.
@@ -176,7 +176,7 @@ impl NoiseObserver {
 }
 
 impl RunObserver for NoiseObserver {
-    fn measure_started(&mut self, _timing: Timing) {
+    fn measure_started(&mut self, _timing: RunSeconds) {
         self.meter = Some(NoiseMeter::start(self.own_threads));
     }
 
@@ -320,7 +320,7 @@ mod tests {
 
     #[test]
     fn a_run_stopped_before_its_first_measured_second_has_no_noise_figures() {
-        let timing = Timing {
+        let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 5,
         };

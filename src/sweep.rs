@@ -171,7 +171,7 @@ pub fn points(spec: &SweepSpec, bench: &dyn Benchmark, base: &RunConfig) -> Resu
 
 /// One producer's time per hit in a run, from its probe rate.
 fn ns_per_hit(run: &RunRecord) -> Option<f64> {
-    let summary = run.summary.as_ref()?;
+    let summary = run.summary()?;
     (summary.total.mean > 0.0).then(|| run.producers.max(1) as f64 * 1e9 / summary.total.mean)
 }
 
@@ -187,7 +187,7 @@ pub fn body_rows(values: &[u64], records: &[Vec<RunRecord>]) -> Vec<BodyRow> {
         .enumerate()
         .filter_map(|(i, (&value, runs))| {
             let body = Body::from_index(value)?;
-            let summaries: Vec<&Summary> = runs.iter().filter_map(|r| r.summary.as_ref()).collect();
+            let summaries: Vec<&Summary> = runs.iter().filter_map(|r| r.summary()).collect();
             let rate = match summaries[..] {
                 [] => return None,
                 [one] => one.total,
@@ -325,16 +325,11 @@ mod tests {
                 consumers: Vec::new(),
             },
             partial: false,
-            samples: vec![sample.clone()],
-            summary: stats::summarize(&[sample], producers),
-            fixed: None,
+            outcome: crate::results::Outcome::timed(vec![sample], producers),
             repetition: None,
             noise: None,
             probe_path: None,
             profile: None,
-            stacks: None,
-            cycle: None,
-            churn: None,
             latency: None,
             figures: Default::default(),
             trigger: None,

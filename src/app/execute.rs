@@ -3,13 +3,13 @@
 //! met or gives up, or something stops them.
 
 use super::figures::widest_interval;
-use super::one_run::{Profiling, RunAsk};
+use super::one_run::{Profiling, Ran, RunAsk};
 use super::plan::{BenchPlan, Plan};
 use super::runs::{Lines, Runs};
 use super::sequential;
 use crate::config::{Repetition, RunRequest};
 use crate::error::{Error, Result};
-use crate::report::profile::profile_name;
+use crate::report::profile::{profile_name, RunStacks};
 use crate::report::text;
 use crate::results::{PrecisionRecord, RunRecord, SequentialRecord, StopReason};
 use crate::runner::StoppedAt;
@@ -28,6 +28,8 @@ pub(super) struct Execution {
     pub precision: Option<PrecisionRecord>,
     /// With `--until-decided`: the last look and why the rounds stopped.
     pub sequential: Option<SequentialRecord>,
+    /// With `--profile=DIR`: the profiled runs' stacks, for their files.
+    pub stacks: RunStacks,
 }
 
 impl Execution {
@@ -44,6 +46,7 @@ impl Execution {
             interrupted: None,
             precision: None,
             sequential: None,
+            stacks: RunStacks::default(),
         }
     }
 }
@@ -73,8 +76,15 @@ pub(super) fn execute<C: Lines>(
                 break 'rounds;
             }
             match run_cell(plan, request, console, runs, (b, p), round) {
-                Ok((record, phase)) => {
+                Ok(Ran {
+                    record,
+                    stacks,
+                    phase,
+                }) => {
                     execution.records[b][p].push(record);
+                    if let Some((name, profile)) = stacks {
+                        execution.stacks.keep(name, profile);
+                    }
                     if let (Some(phase), Some(signal)) = (phase, runs.interrupted()) {
                         execution.interrupted = Some((signal, phase));
                         break 'rounds;
@@ -134,7 +144,7 @@ fn run_cell<C: Lines>(
     runs: &mut impl Runs<C>,
     (b, p): (usize, usize),
     round: u32,
-) -> Result<(RunRecord, Option<StoppedAt>)> {
+) -> Result<Ran> {
     let repetition = &request.repetition;
     let bench = &plan.benches[b];
     let point = &bench.points[p];
@@ -164,7 +174,8 @@ fn run_cell<C: Lines>(
         quiet: request.quiet,
         profiling,
     };
-    let (mut record, phase) = runs.one_run(ask, console)?;
+    let mut ran = runs.one_run(ask, console)?;
+    let record = &mut ran.record;
     record.sweep_value = point.value;
     record.repetition = run;
     // Where the user asked for statistics over runs, say which runs the
@@ -175,7 +186,7 @@ fn run_cell<C: Lines>(
             console.warn(&warning);
         }
     }
-    Ok((record, phase))
+    Ok(ran)
 }
 
 /// With several benchmarks, an unsupported one is named in the error.

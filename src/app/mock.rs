@@ -5,16 +5,17 @@
 
 use std::cell::RefCell;
 
-use super::one_run::RunAsk;
+use super::one_run::{Ran, RunAsk};
 use super::runs::{Lines, Runs};
 use crate::benches::{self, Benchmark, Info};
 use crate::bpf::Needs;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::results::RunRecord;
-use crate::runner::cycles::{CycleRecord, Fired, Timing};
+use crate::results::cycles::{AttachedWith, CycleRecord, StepTime};
+use crate::results::{Outcome, RunRecord};
+use crate::runner::cycles::Fired;
 use crate::runner::{ProducerCtx, StoppedAt, Workload};
-use crate::stats::{self, Sample};
+use crate::stats::Sample;
 
 /// A benchmark that declares what a real one does (its name, metric and
 /// options) but needs nothing to set up; or refuses its set-up, as a kernel
@@ -112,7 +113,7 @@ impl MockRuns {
 }
 
 impl<C: Lines> Runs<C> for MockRuns {
-    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<(RunRecord, Option<StoppedAt>)> {
+    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<Ran> {
         let RunAsk {
             bench, point, run, ..
         } = ask;
@@ -125,20 +126,21 @@ impl<C: Lines> Runs<C> for MockRuns {
         self.seconds += u64::from(warmup + duration);
         if bench.bench.runs_cycles() {
             let cold = self.cold_first && self.asked.len() == 1;
-            record.cycle = Some(CycleRecord {
+            record.outcome = Outcome::Cycle(CycleRecord {
                 cold,
                 ..cycle(rate)
             });
-            return Ok((record, None));
+            return Ok(Ran::of(record, None));
         }
         // Interrupted half-way through its measured seconds.
         let interrupted = self.interrupt_in == Some(self.asked.len() - 1);
         let measured = if interrupted { duration / 2 } else { duration };
         let mut before = workload.measure(0);
+        let mut samples = Vec::new();
         for iteration in 0..warmup + measured {
             let ops = (rate * 1e6) as u64 * u64::from(iteration + 1);
             let counts = workload.measure(ops);
-            record.samples.push(Sample::on_time(
+            samples.push(Sample::on_time(
                 iteration,
                 counts.hits - before.hits,
                 counts.drops - before.drops,
@@ -146,12 +148,12 @@ impl<C: Lines> Runs<C> for MockRuns {
             ));
             before = counts;
         }
-        record.summary = stats::summarize(&record.samples, config.producers);
-        if let (Some(run), Some(summary)) = (run, &record.summary) {
+        record.outcome = Outcome::timed(samples, config.producers);
+        if let (Some(run), Some(summary)) = (run, record.summary()) {
             console.line(&bench.reporter.run_line(run, summary, config.producers));
         }
         if !interrupted {
-            return Ok((record, None));
+            return Ok(Ran::of(record, None));
         }
         self.signal = Some(libc::SIGINT);
         record.partial = true;
@@ -159,7 +161,7 @@ impl<C: Lines> Runs<C> for MockRuns {
             measured: measured as usize,
             of: duration,
         };
-        Ok((record, Some(phase)))
+        Ok(Ran::of(record, Some(phase)))
     }
 
     fn interrupted(&self) -> Option<i32> {
@@ -175,14 +177,17 @@ impl<C: Lines> Runs<C> for MockRuns {
 /// detach, every probe fired once.
 fn cycle(us: f64) -> CycleRecord {
     let probes = 5;
-    let wall = |us: f64| Timing {
+    let wall = |us: f64| StepTime {
         wall_ns: (us * 1e3) as u64 * probes as u64,
-        ..Timing::default()
+        ..StepTime::default()
     };
     CycleRecord {
         probes,
         links: 1,
-        attached_with: "1 uprobe-multi link".to_string(),
+        attached_with: AttachedWith {
+            links: [("uprobe_multi".to_string(), 1)].into(),
+            ..AttachedWith::default()
+        },
         attach: wall(us),
         detach: wall(2.0 * us),
         fired: Some(Fired {

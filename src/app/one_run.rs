@@ -16,9 +16,10 @@ use crate::report::attach as attach_lines;
 use crate::report::console::{Console, RunConsole};
 use crate::report::profile as profile_report;
 use crate::report::reporter::Reporter;
-use crate::results::RunRecord;
-use crate::runner::cycles::{ChurnCycle, ChurnRecord};
-use crate::runner::phases::{self, RunLength, RunMeasurement, RunObserver, Timing};
+use crate::results::cycles::ChurnRecord;
+use crate::results::{Outcome, RunRecord};
+use crate::runner::cycles::ChurnCycle;
+use crate::runner::phases::{self, RunLength, RunMeasurement, RunObserver, RunSeconds};
 use crate::runner::{FixedRun, StoppedAt, Workload};
 use crate::stats::{self, Sample};
 use crate::trigger_path::TriggerPath;
@@ -40,12 +41,29 @@ pub(super) struct RunAsk<'a> {
     pub profiling: Option<Profiling<'a>>,
 }
 
-/// Sets up, runs and reports one configuration; the phase an interrupt hit,
-/// if one did.
-pub(super) fn one_run(
-    ask: RunAsk,
-    console: &mut Console,
-) -> Result<(RunRecord, Option<StoppedAt>)> {
+/// One run done.
+pub(super) struct Ran {
+    pub record: RunRecord,
+    /// With `--profile=DIR`: the sampled stacks its files are drawn from,
+    /// with the name of those files.
+    pub stacks: Option<(String, Profile)>,
+    /// Where an interrupt stopped the run, if one did.
+    pub phase: Option<StoppedAt>,
+}
+
+impl Ran {
+    /// A run without stacks.
+    pub fn of(record: RunRecord, phase: Option<StoppedAt>) -> Ran {
+        Ran {
+            record,
+            stacks: None,
+            phase,
+        }
+    }
+}
+
+/// Sets up, runs and reports one configuration.
+pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
     let RunAsk {
         bench,
         point,
@@ -53,9 +71,7 @@ pub(super) fn one_run(
         quiet,
         profiling,
     } = ask;
-    let Point {
-        config, placement, ..
-    } = point;
+    let (config, placement) = (&point.config, &point.placement);
     let reporter = &bench.reporter;
     let mut record = RunRecord::new(config, placement);
     if bench.bench.runs_cycles() {
@@ -77,9 +93,7 @@ pub(super) fn one_run(
     // The order observers hear each event in: the profiler first, closest to
     // the measured seconds. Another observer is one more entry here.
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
-    if let Some(profiler) = profiler.as_mut() {
-        observers.push(profiler);
-    }
+    observers.extend(profiler.as_mut().map(|p| p as &mut dyn RunObserver));
     observers.extend(latency.as_mut().map(|l| l as &mut dyn RunObserver));
     observers.extend([
         &mut noise as &mut dyn RunObserver,
@@ -92,32 +106,38 @@ pub(super) fn one_run(
     let measured = phases::run(setup, placement, work, &mut observers)?;
     drop(observers);
     (record.figures, record.trigger) = kept.into_record();
+    let mut stacks = None;
     let phase = match (measured, work) {
         (RunMeasurement::Timed(samples), _) => {
             record.probe_path = probe.report(reporter, console, !quiet);
-            record.churn = churn.report(console, !quiet);
+            let churn = churn.report(console, !quiet);
             let profile = profiler.map(ProfileObserver::finish).transpose()?.flatten();
             record.noise = noise.finish();
             let profiled = profile.as_ref().zip(profiling.as_ref());
             let rate = stats::summarize(&samples, config.producers).and_then(|s| s.latency_ns);
             latency_outcome(&mut record, latency, rate, reporter, console);
-            let phase = timed_outcome(&mut record, samples, bench, config, run, console, profiled)?;
-            keep_stacks(&mut record, profile, profiling.as_ref());
+            let parts = (samples, churn);
+            let phase = timed_outcome(&mut record, parts, bench, config, run, console, profiled)?;
+            stacks = kept_stacks(&record, profile, profiling);
             phase
         }
         (RunMeasurement::Fixed(fixed), RunLength::Fixed { repeat }) => {
             record.probe_path = probe.report(reporter, console, false);
-            record.churn = churn.report(console, false);
+            let churn = churn.report(console, false);
             let rate = fixed.ns_per_op(config.producers);
             latency_outcome(&mut record, latency, rate, reporter, console);
-            fixed_outcome(&mut record, fixed, repeat, config, reporter, console)
+            let parts = (fixed, churn);
+            fixed_outcome(&mut record, parts, repeat, config, reporter, console)
         }
         _ => {
             record.partial = true;
             Some(StoppedAt::SetUp)
         }
     };
-    Ok((record, phase))
+    Ok(Ran {
+        stacks,
+        ..Ran::of(record, phase)
+    })
 }
 
 /// The console as the run's observer, with the notes its set-up line needs.
@@ -132,19 +152,23 @@ fn run_console<'a>(
         .printk_note(config.body == Body::Printk)
 }
 
-/// The profile files' exporter draws them from the stacks: kept when asked.
-fn keep_stacks(record: &mut RunRecord, profile: Option<Profile>, profiling: Option<&Profiling>) {
-    let files = profiling.is_some_and(|p| p.request.dir.is_some());
-    if files && record.profile.is_some() {
-        record.stacks = profile;
-    }
+/// The profile files' exporter draws them from the stacks: kept, with the
+/// files' name, when they are asked for.
+fn kept_stacks(
+    record: &RunRecord,
+    profile: Option<Profile>,
+    profiling: Option<Profiling>,
+) -> Option<(String, Profile)> {
+    let profiling = profiling.filter(|p| p.request.dir.is_some())?;
+    record.profile.as_ref()?;
+    Some((profiling.name, profile?))
 }
 
 /// What the runner drives: a fixed number of operations, or seconds.
 fn work_of(config: &RunConfig) -> RunLength {
     match config.repeat {
         Some(repeat) => RunLength::Fixed { repeat },
-        None => RunLength::Timed(Timing {
+        None => RunLength::Timed(RunSeconds {
             warmup_secs: config.warmup_secs,
             duration_secs: config.duration_secs,
         }),
@@ -152,7 +176,7 @@ fn work_of(config: &RunConfig) -> RunLength {
 }
 
 /// An attach benchmark's run: set up, then one attach cycle instead of
-/// producers (src/runner/cycles.rs), its progress and lines on the console.
+/// producers (src/attach/run.rs), its progress and lines on the console.
 fn attach_cycle(
     bench: &BenchPlan,
     config: &RunConfig,
@@ -160,7 +184,7 @@ fn attach_cycle(
     run: Option<u32>,
     console: &mut Console,
     quiet: bool,
-) -> Result<(RunRecord, Option<StoppedAt>)> {
+) -> Result<Ran> {
     if !quiet {
         console.line(&bench.reporter.setting_up());
     }
@@ -172,14 +196,14 @@ fn attach_cycle(
         ))
     })?;
     let phase = crate::attach::run::one_cycle(cycles, &mut record, console, run)?;
-    Ok((record, phase))
+    Ok(Ran::of(record, phase))
 }
 
-/// A timed run's summary, profile and lines, into its record; the phase an
-/// interrupt hit, if one did.
+/// A timed run's summary, profile and lines, into its record with its
+/// samples and churn; the phase an interrupt hit, if one did.
 fn timed_outcome(
     record: &mut RunRecord,
-    samples: Vec<Sample>,
+    (samples, churn): (Vec<Sample>, Option<ChurnRecord>),
     bench: &BenchPlan,
     config: &RunConfig,
     run: Option<u32>,
@@ -231,8 +255,11 @@ fn timed_outcome(
         None if record.partial => {}
         None => return Err(Error::runtime("no iteration was measured")),
     }
-    record.samples = samples;
-    record.summary = summary;
+    record.outcome = Outcome::Timed {
+        samples,
+        summary,
+        churn,
+    };
     Ok(phase)
 }
 
@@ -288,10 +315,11 @@ fn profile_outcome(
     Ok(Some(breakdown))
 }
 
-/// A fixed run's lines and record; the phase an interrupt hit, if one did.
+/// A fixed run's lines, and its record with its churn; the phase an
+/// interrupt hit, if one did.
 fn fixed_outcome(
     record: &mut RunRecord,
-    fixed: FixedRun,
+    (fixed, churn): (FixedRun, Option<ChurnRecord>),
     repeat: u64,
     config: &RunConfig,
     reporter: &Reporter,
@@ -312,7 +340,7 @@ fn fixed_outcome(
     if let Some(line) = reporter.bpf_timing(&record.figures, config) {
         console.line(&line);
     }
-    record.fixed = Some(fixed);
+    record.outcome = Outcome::Fixed { run: fixed, churn };
     phase
 }
 
@@ -326,7 +354,7 @@ struct ChurnObserver {
 }
 
 impl RunObserver for ChurnObserver {
-    fn measure_started(&mut self, _timing: Timing) {
+    fn measure_started(&mut self, _timing: RunSeconds) {
         self.start = Some(Instant::now());
     }
     fn measure_ended(&mut self, samples: &[Sample]) {
@@ -363,8 +391,6 @@ impl ChurnObserver {
     }
 }
 
-/// How the kernel handled the probe, asked at tear-down: after the probe has
-/// been hit (warm-up and measurement done), while it is still attached.
 /// Asks the workload, before it is torn down, for the figures of its own it
 /// measured and the trigger its body ran from (the console says that under
 /// the set-up line).
@@ -386,6 +412,8 @@ impl KeptFigures {
     }
 }
 
+/// How the kernel handled the probe, asked at tear-down: after the probe has
+/// been hit (warm-up and measurement done), while it is still attached.
 #[derive(Default)]
 struct ProbePathObserver {
     found: Option<Result<ProbePath>>,
@@ -398,15 +426,15 @@ impl RunObserver for ProbePathObserver {
 }
 
 impl ProbePathObserver {
-    /// The path's name for the record; says it when `say`, warns when it
-    /// could not be found.
-    fn report(self, reporter: &Reporter, console: &Console, say: bool) -> Option<String> {
+    /// The path for the record; says it when `say`, warns when it could not
+    /// be found.
+    fn report(self, reporter: &Reporter, console: &Console, say: bool) -> Option<ProbePath> {
         match self.found? {
             Ok(path) => {
                 if say {
                     console.line(&reporter.probe_path(path));
                 }
-                Some(path.name().to_string())
+                Some(path)
             }
             Err(err) => {
                 console.warn(&reporter.probe_path_unknown(&err.to_string()));
@@ -426,7 +454,7 @@ mod tests {
 
     fn churn_after(samples: &[Sample]) -> Option<ChurnRecord> {
         let mut churn = ChurnObserver::default();
-        churn.measure_started(Timing {
+        churn.measure_started(RunSeconds {
             warmup_secs: 1,
             duration_secs: 5,
         });

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::figures::Figure;
 use crate::interrupt;
 use crate::latency::LatencyOverRuns;
+use crate::report::profile::RunStacks;
 use crate::report::text::{self, TableRow};
 use crate::results::Tool;
 use crate::results::{
@@ -53,8 +54,9 @@ pub(super) fn publish(
         }
     }
     let partial = interrupted.is_some() || failure.is_some();
+    let stacks = std::mem::take(&mut execution.stacks);
     let results = assemble(request, plan, execution, partial, console);
-    interrupt::last_write(|| plan.exports.write(&results))?;
+    interrupt::last_write(|| plan.exports.write(&results, &stacks))?;
     match (failure, interrupted) {
         (Some(err), _) => Err(err),
         (None, Some((signal, phase))) => Err(interruption(request, plan, &results, signal, phase)),
@@ -80,12 +82,14 @@ pub(super) fn keep_for_hard_exit(
         interrupted: None,
         precision,
         sequential: execution.sequential.clone(),
+        stacks: RunStacks::default(),
     };
+    let stacks = execution.stacks.clone();
     let results = assemble(request, plan, so_far, true, &Silent);
     let exports = plan.exports.clone();
     interrupt::set_last_words(Box::new(move || {
         // Its failures are kept for an end that will not come: nothing to say.
-        let _ = exports.write(&results);
+        let _ = exports.write(&results, &stacks);
     }));
 }
 
@@ -240,7 +244,8 @@ fn run_levels(bench: &BenchPlan, points: &[Vec<RunRecord>], repeated: bool) -> V
         .iter()
         .zip(points)
         .filter_map(|(point, runs)| {
-            let summaries: Vec<stats::Summary> = runs.iter().filter_map(|r| r.summary).collect();
+            let summaries: Vec<stats::Summary> =
+                runs.iter().filter_map(|r| r.summary().copied()).collect();
             let latencies: Vec<_> = runs.iter().filter_map(|r| r.latency.as_ref()).collect();
             Some(RunLevel {
                 sweep_value: point.value,

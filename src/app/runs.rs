@@ -6,12 +6,10 @@
 
 use std::time::Instant;
 
-use super::one_run::{one_run, RunAsk};
+use super::one_run::{one_run, Ran, RunAsk};
 use crate::error::Result;
 use crate::interrupt;
 use crate::report::console::Console;
-use crate::results::RunRecord;
-use crate::runner::StoppedAt;
 
 /// Where the lines of the rounds and of their close go.
 pub(super) trait Lines {
@@ -31,9 +29,8 @@ impl Lines for Console {
 /// How the rounds get one run done, and learn of a stop and of time; `C`
 /// is where the run's lines go.
 pub(super) trait Runs<C: Lines> {
-    /// Sets up, runs and reports one configuration; the phase an interrupt
-    /// hit, if one did.
-    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<(RunRecord, Option<StoppedAt>)>;
+    /// Sets up, runs and reports one configuration.
+    fn one_run(&mut self, ask: RunAsk, console: &mut C) -> Result<Ran>;
 
     /// The signal that asked bench to stop, if one did.
     fn interrupted(&self) -> Option<i32>;
@@ -58,11 +55,7 @@ impl KernelRuns {
 }
 
 impl Runs<Console> for KernelRuns {
-    fn one_run(
-        &mut self,
-        ask: RunAsk,
-        console: &mut Console,
-    ) -> Result<(RunRecord, Option<StoppedAt>)> {
+    fn one_run(&mut self, ask: RunAsk, console: &mut Console) -> Result<Ran> {
         one_run(ask, console)
     }
 

@@ -353,7 +353,7 @@ fn the_cold_first_cycle_is_kept_apart_from_the_warm_ones() {
     let cycles: Vec<bool> = driven.results[0]
         .runs
         .iter()
-        .filter_map(|r| Some(r.cycle.as_ref()?.cold))
+        .filter_map(|r| Some(r.cycle()?.cold))
         .collect();
     assert_eq!(cycles, [true, false, false]);
 }

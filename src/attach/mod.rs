@@ -7,23 +7,9 @@ pub mod sites;
 
 use std::collections::BTreeMap;
 
-/// The BPF links this process holds, by the kernel's link type, as
-/// `/proc/self/fdinfo` shows them: `1 uprobe_multi link`, `20 perf_event
-/// links`. It says what libbpf chose where libbpf chooses (USDT), and, with
-/// nothing attached, that nothing was left behind.
-pub fn link_types_text() -> String {
-    let types = link_types();
-    if types.is_empty() {
-        return "no link".to_string();
-    }
-    types
-        .iter()
-        .map(|(kind, n)| format!("{n} {kind} link{}", if *n == 1 { "" } else { "s" }))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The count of this process's BPF links per link type.
+/// The count of this process's BPF links per link type, as
+/// `/proc/self/fdinfo` shows them: it says what libbpf chose where libbpf
+/// chooses (USDT), and, with nothing attached, that nothing was left behind.
 pub fn link_types() -> BTreeMap<String, usize> {
     let mut types = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir("/proc/self/fdinfo") else {

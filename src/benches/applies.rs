@@ -3,7 +3,7 @@
 //! workers, bodies, probes, timing). The command line, `--probe`, `--list`,
 //! sweeps and the run plan ask here rather than deciding for themselves.
 
-use super::{all, summarize_names, Benchmark, Info, ProducersAlias, Timing, Workers};
+use super::{all, summarize_names, Benchmark, HitTiming, Info, ProducersAlias, Workers};
 use crate::config::{Body, RunConfig, SweepName, SweepParam};
 use crate::error::{Error, Result};
 
@@ -97,8 +97,8 @@ impl Info {
             RunOption::Body => yes_if(self.bodies),
             RunOption::PidFilter => yes_if(self.pid_filter),
             RunOption::Latency => match self.timing {
-                Timing::PerHit => Applies::Yes,
-                Timing::Refused(why) => said(why),
+                HitTiming::PerHit => Applies::Yes,
+                HitTiming::Refused(why) => said(why),
             },
         }
     }

@@ -1,7 +1,7 @@
 //! The attach family: what attaching and detaching N probes costs. Each
 //! benchmark sets up a BPF object and hands the cycle runner a
 //! [`CycleWorkload`]: how to attach each of its links, and how to check that
-//! every attached probe fires (src/runner/cycles.rs times the rest).
+//! every attached probe fires (src/attach/run.rs times the rest).
 
 use std::ops::Range;
 use std::path::Path;
@@ -13,7 +13,7 @@ use libbpf_rs::{KprobeMultiOpts, Link, UprobeMultiOpts, UprobeOpts};
 
 use super::trigger::{attachable_kernel_functions, kprobe_refusal};
 use super::{Benchmark, Info, Workers};
-use crate::attach::{link_types_text, sites};
+use crate::attach::sites;
 use crate::bpf::skel::attach::{AttachSkel, AttachSkelBuilder};
 use crate::bpf::{self, Needs};
 use crate::config::{BenchOption, NumberOption, RunConfig};
@@ -495,19 +495,7 @@ impl CycleWorkload for Attachments {
         }
     }
 
-    fn attached_with(&self) -> String {
-        let skipped = self.skipped.lock().map(|s| s.clone()).unwrap_or_default();
-        match skipped.as_slice() {
-            [] => link_types_text(),
-            names => format!(
-                "{}; skipped {} function{} kprobes refuse: {}",
-                link_types_text(),
-                names.len(),
-                if names.len() == 1 { "" } else { "s" },
-                crate::benches::summarize_names(
-                    &names.iter().map(String::as_str).collect::<Vec<_>>()
-                )
-            ),
-        }
+    fn skipped(&self) -> Vec<String> {
+        self.skipped.lock().map(|s| s.clone()).unwrap_or_default()
     }
 }

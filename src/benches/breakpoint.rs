@@ -10,7 +10,7 @@ use std::time::Duration;
 use libbpf_rs::libbpf_sys;
 
 use super::Piece::{Calls, Param, Producers, Text};
-use super::{Benchmark, Info, Metric, PerfFormat, ProducersAlias, Timing};
+use super::{Benchmark, HitTiming, Info, Metric, PerfFormat, ProducersAlias};
 use crate::config::{BenchOption, NumberOption, RunConfig, MAX_THREADS};
 use crate::error::{Error, Result};
 use crate::perf_event;
@@ -203,7 +203,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
             }),
             options: &[BenchOption::Number(BREAKPOINTS), BenchOption::Number(THREADS)],
             producers_alias: Some(ProducersAlias::Parallelism),
-            timing: Timing::Refused(
+            timing: HitTiming::Refused(
                 "one operation creates and joins a batch of --threads threads; its time is not one hit's",
             ),
             ..Info::hits(
@@ -232,7 +232,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
                 usecs_grouped: false,
             }),
             options: &[BenchOption::Number(PASSIVE), BenchOption::Number(ACTIVE)],
-            timing: Timing::PerHit,
+            timing: HitTiming::PerHit,
             ..Info::hits(
                 "breakpoint-enable",
                 "disable and enable an inheritable breakpoint held by passive and active threads: perf bench breakpoint enable",

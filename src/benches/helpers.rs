@@ -57,7 +57,7 @@ pub const LATENCY: Figure = Figure {
     name: "latency",
     unit: "latency ns/op",
     better: Better::Lower,
-    of_run: |run| run.summary?.latency_ns,
+    of_run: |run| run.summary()?.latency_ns,
     per_second: None,
     show: |ns| format!("{ns:.3} ns/op"),
     show_spread: |ns, sd| format!("{ns:.3} \u{b1} {sd:.3} ns/op"),

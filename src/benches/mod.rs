@@ -129,7 +129,7 @@ impl ProducersAlias {
 
 /// Whether `--latency` can time this benchmark's operations one hit at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timing {
+pub enum HitTiming {
     /// One producer operation is one hit (one call of the probed target, one
     /// system call, one breakpoint toggle): its time is a hit's latency.
     PerHit,
@@ -165,7 +165,7 @@ pub struct Info {
     /// Takes `--pid-filter`: its probes can be limited to this process.
     pub pid_filter: bool,
     /// What `--latency` times.
-    pub timing: Timing,
+    pub timing: HitTiming,
 }
 
 impl Info {
@@ -184,14 +184,14 @@ impl Info {
             bodies: false,
             user_stack: false,
             pid_filter: false,
-            timing: Timing::Refused("one of its operations is not one hit"),
+            timing: HitTiming::Refused("one of its operations is not one hit"),
         }
     }
 
     /// One operation is one hit: `--latency` applies.
     pub const fn timed_per_hit(self) -> Info {
         Info {
-            timing: Timing::PerHit,
+            timing: HitTiming::PerHit,
             ..self
         }
     }
@@ -199,7 +199,7 @@ impl Info {
     /// `--latency` does not apply, for this reason.
     pub const fn untimed(self, why: &'static str) -> Info {
         Info {
-            timing: Timing::Refused(why),
+            timing: HitTiming::Refused(why),
             ..self
         }
     }

@@ -17,7 +17,7 @@ use crate::report::calibrate as lines;
 use crate::report::console::Console;
 use crate::runner::affinity::{self, Affinity, Placement};
 use crate::runner::inject::{self, Blocks, Injected, Spin};
-use crate::runner::phases::Timing;
+use crate::runner::phases::RunSeconds;
 use crate::runner::{self, Workload};
 use crate::stats::mean_sd;
 
@@ -219,7 +219,7 @@ fn timed(
             spin,
         }),
     };
-    let timing = Timing {
+    let timing = RunSeconds {
         warmup_secs: config.warmup_secs,
         duration_secs: config.duration_secs,
     };

@@ -58,7 +58,7 @@ mod tests {
     use crate::error::{Error, Result};
     use crate::latency::recorder::Collected;
     use crate::runner::affinity::{place, Affinity, Placement};
-    use crate::runner::phases::Timing;
+    use crate::runner::phases::RunSeconds;
     use crate::runner::{run_fixed, run_timed, ProducerCtx, BURST};
 
     /// A producer that spins on nothing.
@@ -123,7 +123,7 @@ mod tests {
     #[test]
     fn timed_runs_hand_in_a_histogram_per_second() {
         let mut observer = timed(1);
-        let timing = Timing {
+        let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 2,
         };

@@ -27,7 +27,7 @@ use crate::bpf::{self};
 use crate::error::{Error, Result};
 use crate::perf_event;
 use crate::runner::affinity;
-use crate::runner::phases::{RunObserver, Timing};
+use crate::runner::phases::{RunObserver, RunSeconds};
 use crate::runner::Workload;
 
 pub use stages::Breakdown;
@@ -130,7 +130,7 @@ impl ProfileObserver {
 }
 
 impl RunObserver for ProfileObserver {
-    fn measure_started(&mut self, _timing: Timing) {
+    fn measure_started(&mut self, _timing: RunSeconds) {
         if let Some(profiler) = self.profiler.as_mut() {
             profiler.start();
         }

@@ -4,8 +4,9 @@
 //! `tail -n1 | cut -d'(' -f1 | cut -d' ' -f3-` to `X µs/probe, detach Y
 //! µs/probe, N of N fired`.
 
+use crate::results::cycles::{ChurnRecord, CycleRecord, StepTime};
 use crate::results::CycleLevel;
-use crate::runner::cycles::{ChurnRecord, CycleRecord, Fired, Step, Stopped, Timing};
+use crate::runner::cycles::{Fired, Step, Stopped};
 use crate::stats::RunStats;
 
 fn ms(ns: u64) -> f64 {
@@ -18,7 +19,7 @@ pub fn attached_line(record: &CycleRecord) -> String {
 }
 
 /// `attach   12.345 ms wall (cpu 0.100 user + 12.000 sys, waiting 0.245 ms):    1.234 µs/probe`.
-pub fn step_line(step: &str, timing: &Timing, probes: usize) -> String {
+pub fn step_line(step: &str, timing: &StepTime, probes: usize) -> String {
     format!(
         "{step} {:10.3} ms wall (cpu {:.3} user + {:.3} sys, waiting {:.3} ms): {:10.3} \u{b5}s/probe",
         ms(timing.wall_ns),
@@ -217,13 +218,13 @@ mod tests {
         CycleRecord {
             probes: 10_000,
             links: 1,
-            attached_with: "1 uprobe_multi link".to_string(),
-            attach: Timing {
+            attached_with: "1 uprobe_multi link".parse().unwrap(),
+            attach: StepTime {
                 wall_ns: 12_340_000,
                 user_ns: 100_000,
                 system_ns: 12_000_000,
             },
-            detach: Timing {
+            detach: StepTime {
                 wall_ns: 44_000_000,
                 user_ns: 0,
                 system_ns: 10_000_000,

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::reporter::Reporter;
 use crate::runner::cycles::Step;
-use crate::runner::phases::{RunObserver, Timing};
+use crate::runner::phases::{RunObserver, RunSeconds};
 use crate::stats::Sample;
 
 pub struct Console {
@@ -172,7 +172,7 @@ impl<'a> RunConsole<'a> {
     }
 
     /// The run has started: say so, and show the bar over its seconds.
-    fn start(&mut self, timing: Timing) {
+    fn start(&mut self, timing: RunSeconds) {
         if std::mem::replace(&mut self.started, true) {
             return;
         }
@@ -203,11 +203,11 @@ impl RunObserver for RunConsole<'_> {
         }
     }
 
-    fn warmup_started(&mut self, timing: Timing) {
+    fn warmup_started(&mut self, timing: RunSeconds) {
         self.start(timing);
     }
 
-    fn measure_started(&mut self, timing: Timing) {
+    fn measure_started(&mut self, timing: RunSeconds) {
         self.start(timing);
     }
 

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::results::cycles::{CycleRecord, StepTime};
 use crate::results::{ResultFile, RunLevel, RunRecord};
-use crate::runner::cycles::{CycleRecord, Timing};
 use crate::runner::FixedRun;
 use crate::stats::{Sample, Summary};
 
@@ -149,7 +149,7 @@ impl<'a> Row<'a> {
     }
 
     /// One step (attach or detach) of an attach cycle.
-    fn step(lead: Self, cycle: &CycleRecord, step: &Timing) -> Self {
+    fn step(lead: Self, cycle: &CycleRecord, step: &StepTime) -> Self {
         Row {
             probes: Some(cycle.probes),
             wall_ns: Some(step.wall_ns),
@@ -264,19 +264,19 @@ pub fn render(result: &ResultFile) -> Result<String> {
         .from_writer(context(result).into_bytes());
     csv.write_record(HEADER.split(',')).map_err(fail)?;
     for run in &result.runs {
-        for s in &run.samples {
+        for s in run.samples() {
             let lead = Row::lead(result, run, Kind::Sample);
             csv.serialize(Row::sample(lead, s)).map_err(fail)?;
         }
-        if let Some(s) = &run.summary {
+        if let Some(s) = run.summary() {
             let lead = Row::lead(result, run, Kind::Summary);
             csv.serialize(Row::summary(lead, s)).map_err(fail)?;
         }
-        if let Some(f) = &run.fixed {
+        if let Some(f) = run.fixed() {
             let lead = Row::lead(result, run, Kind::Fixed);
             csv.serialize(Row::fixed(lead, f)).map_err(fail)?;
         }
-        if let Some(c) = &run.cycle {
+        if let Some(c) = run.cycle() {
             for (kind, step) in [(Kind::Attach, &c.attach), (Kind::Detach, &c.detach)] {
                 let lead = Row::lead(result, run, kind);
                 csv.serialize(Row::step(lead, c, step)).map_err(fail)?;

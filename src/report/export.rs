@@ -13,7 +13,7 @@ use super::csv::Csv;
 use super::json::Json;
 use super::output;
 use super::plot::Svg;
-use super::profile::{self, ProfileFiles};
+use super::profile::{self, ProfileFiles, RunStacks};
 use super::Exporter;
 use crate::config::{OutputTarget, Outputs, ProfileRequest};
 use crate::error::Result;
@@ -132,13 +132,14 @@ impl Exports {
         output::check_outputs(&all)
     }
 
-    /// Writes every output of every result. A failure is kept for the end
+    /// Writes every output of every result (the profile files from
+    /// `stacks`). A failure is kept for the end
     /// (see [`output::keep`]) while the other outputs are written.
-    pub fn write(&self, results: &[ResultFile]) -> Result<()> {
+    pub fn write(&self, results: &[ResultFile], stacks: &RunStacks) -> Result<()> {
         for result in results {
             for export in &self.0 {
                 let target = export.target_for(&result.benchmark);
-                output::keep(export.exporter.export(result, &target));
+                output::keep(export.exporter.export(result, stacks, &target));
             }
         }
         Ok(())

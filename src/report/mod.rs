@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use crate::config::OutputTarget;
 use crate::error::Result;
 use crate::results::ResultFile;
+use profile::RunStacks;
 
 /// One output format of a kept result: its command-line flag, how a target
 /// is checked and named, and how the result is written there. Registered
@@ -85,11 +86,23 @@ pub trait Exporter: Sync {
     /// format of one document, several for one with a file per run.
     fn files(&self, result: &ResultFile, target: &OutputTarget) -> Result<Vec<Rendered>>;
 
+    /// The files `result` makes at `target`, given also the profiled runs'
+    /// sampled stacks, which the result file does not keep: only the profile
+    /// files draw on them.
+    fn files_with(
+        &self,
+        result: &ResultFile,
+        _stacks: &RunStacks,
+        target: &OutputTarget,
+    ) -> Result<Vec<Rendered>> {
+        self.files(result, target)
+    }
+
     /// Writes the result's files (each whole or not at all); a file that
     /// fails is kept for the end (see [`output::keep`]) while the others are
     /// written.
-    fn export(&self, result: &ResultFile, target: &OutputTarget) -> Result<()> {
-        for (target, bytes) in self.files(result, target)? {
+    fn export(&self, result: &ResultFile, stacks: &RunStacks, target: &OutputTarget) -> Result<()> {
+        for (target, bytes) in self.files_with(result, stacks, target)? {
             output::keep(output::write(&target, &bytes));
         }
         Ok(())

@@ -217,6 +217,24 @@ pub fn every_file(dir: &Path, stem: &str) -> [PathBuf; 3] {
     ["folded", "svg", "json"].map(|ext| dir.join(format!("{stem}.{ext}")))
 }
 
+/// The profiled runs' sampled stacks, by the name of their files
+/// ([`profile_name`]): what the profile files are drawn from, and which the
+/// result file does not keep.
+#[derive(Clone, Debug, Default)]
+pub struct RunStacks(Vec<(String, Profile)>);
+
+impl RunStacks {
+    /// Keeps the stacks of the run whose files are named `name`.
+    pub fn keep(&mut self, name: String, profile: Profile) {
+        self.0.push((name, profile));
+    }
+
+    /// The stacks of the run whose files are named `name`.
+    pub fn of(&self, name: &str) -> Option<&Profile> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, p)| p)
+    }
+}
+
 /// The exporter of `--profile=DIR`: each profiled run's folded stacks, flame
 /// graph and breakdown, named by [`profile_name`] in the directory. Its flag
 /// is --profile's own (a run option), so it is not in [`super::export::FORMATS`].
@@ -248,14 +266,24 @@ impl Exporter for ProfileFiles {
         path.to_path_buf()
     }
 
-    fn files(&self, result: &ResultFile, target: &OutputTarget) -> Result<Vec<Rendered>> {
+    /// Nothing: the stacks they are drawn from are not in the result file.
+    fn files(&self, _result: &ResultFile, _target: &OutputTarget) -> Result<Vec<Rendered>> {
+        Ok(Vec::new())
+    }
+
+    fn files_with(
+        &self,
+        result: &ResultFile,
+        stacks: &RunStacks,
+        target: &OutputTarget,
+    ) -> Result<Vec<Rendered>> {
         let OutputTarget::File(dir) = target else {
             return Ok(Vec::new());
         };
         let param = result.sweep.as_ref().map(|s| s.param.as_str());
         let mut files = Vec::new();
         for run in &result.runs {
-            let (Some(profile), Some(breakdown)) = (&run.stacks, &run.profile) else {
+            let Some(breakdown) = &run.profile else {
                 continue;
             };
             // A value of names (a body) is named by its label.
@@ -269,6 +297,9 @@ impl Exporter for ProfileFiles {
             };
             let point = run.sweep_value.map(label).zip(param);
             let stem = profile_name(&result.benchmark, point, run.repetition);
+            let Some(profile) = stacks.of(&stem) else {
+                continue;
+            };
             files.extend(run_files(dir, &stem, profile, breakdown)?);
         }
         Ok(files)

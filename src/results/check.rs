@@ -19,10 +19,10 @@ pub fn check_figures(file: &ResultFile, path: &Path) -> Result<()> {
         )))
     };
     for (i, run) in file.runs.iter().enumerate() {
-        if let Some(j) = run.samples.iter().position(|s| s.elapsed_ns == 0) {
+        if let Some(j) = run.samples().iter().position(|s| s.elapsed_ns == 0) {
             return refuse(format!("runs[{i}].samples[{j}].elapsed_ns"), "is 0");
         }
-        if run.fixed.is_some_and(|f| f.elapsed_ns == 0) {
+        if run.fixed().is_some_and(|f| f.elapsed_ns == 0) {
             return refuse(format!("runs[{i}].fixed.elapsed_ns"), "is 0");
         }
         let Some(latency) = &run.latency else {

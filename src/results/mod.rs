@@ -3,6 +3,10 @@
 //! The JSON form is documented in `docs/result-schema.json`.
 
 mod check;
+pub mod cycles;
+mod run;
+
+pub use run::{params_record, Outcome, PlacementRecord, RunRecord};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,14 +17,10 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
-use crate::latency::{LatencyOverRuns, LatencyRecord};
-use crate::noise::{Machine, Noise};
-use crate::profile::{Breakdown, Profile};
-use crate::runner::affinity::{format_cpu_list, Affinity, Placement};
-use crate::runner::FixedRun;
-use crate::stats::{
-    Change, Decision, MeanSd, Over, RunStats, Sample, Sensitivity, Summary, Verdict,
-};
+use crate::latency::LatencyOverRuns;
+use crate::noise::Machine;
+use crate::runner::affinity::{format_cpu_list, Affinity};
+use crate::stats::{Change, Decision, MeanSd, Over, RunStats, Sensitivity, Summary, Verdict};
 
 /// Names this format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "bench-result/2";
@@ -289,114 +289,6 @@ pub struct SweepInfo {
     /// is the body's index); absent for numbers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunRecord {
-    /// The swept parameter's value for this run.
-    pub sweep_value: Option<u64>,
-    /// The producer count and options this run had (they differ from
-    /// `options` where swept).
-    pub producers: usize,
-    pub params: BTreeMap<String, u64>,
-    /// The CPU of each thread (`null`: not pinned): the affinity used.
-    pub placement: PlacementRecord,
-    pub partial: bool,
-    /// Every tick, warm-up ones marked.
-    pub samples: Vec<Sample>,
-    /// Over the measured samples; absent when none was measured.
-    pub summary: Option<Summary>,
-    /// A fixed-work (`--repeat`) run's result, instead of samples.
-    pub fixed: Option<FixedRun>,
-    /// Which of the independent runs this is (1-based), with `--runs`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repetition: Option<u32>,
-    /// What disturbed this run: steal, other runnable tasks, clock changes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise: Option<Noise>,
-    /// For a uprobe, uretprobe, multi or USDT run: how the kernel handled
-    /// the probe (`emulated`, `single-stepped`, `optimized`), found after the
-    /// warm-up from the bytes at the probed address and the special mappings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe_path: Option<String>,
-    /// With `--profile`: where the measured seconds went.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<Breakdown>,
-    /// With `--latency`: the distribution of an operation's time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency: Option<LatencyRecord>,
-    /// An attach benchmark's cycle: attach and detach times, what fired.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cycle: Option<crate::runner::cycles::CycleRecord>,
-    /// For attach churn: the cycles the churning threads finished in the
-    /// measured seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub churn: Option<crate::runner::cycles::ChurnRecord>,
-    /// With `--profile`: the sampled stacks, for the profile's own files
-    /// (folded stacks, flame graph); not kept in the result file.
-    #[serde(skip)]
-    pub stacks: Option<Profile>,
-    /// Figures of its own a benchmark measured in this run, by name (what
-    /// `Workload::figures` said after the run).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub figures: BTreeMap<String, f64>,
-    /// For a helper benchmark: the trigger its body ran from
-    /// (`rawtp-test-run` where the kernel refused upstream's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trigger: Option<crate::trigger_path::TriggerPath>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PlacementRecord {
-    pub producers: Vec<Option<usize>>,
-    pub consumers: Vec<Option<usize>>,
-}
-
-impl From<&Placement> for PlacementRecord {
-    fn from(p: &Placement) -> Self {
-        PlacementRecord {
-            producers: p.producers.clone(),
-            consumers: p.consumers.clone(),
-        }
-    }
-}
-
-impl RunRecord {
-    /// The record of a run about to start with `config` on `placement`:
-    /// what it measures is filled in as it goes.
-    pub fn new(config: &RunConfig, placement: &Placement) -> RunRecord {
-        RunRecord {
-            sweep_value: None,
-            producers: config.producers,
-            params: params_record(config),
-            placement: placement.into(),
-            partial: false,
-            samples: Vec::new(),
-            summary: None,
-            fixed: None,
-            repetition: None,
-            noise: None,
-            probe_path: None,
-            profile: None,
-            latency: None,
-            stacks: None,
-            cycle: None,
-            churn: None,
-            figures: BTreeMap::new(),
-            trigger: None,
-        }
-    }
-}
-
-/// The options' values as the result file keeps them (flags as 0 and 1).
-pub fn params_record(config: &RunConfig) -> BTreeMap<String, u64> {
-    config
-        .params
-        .iter()
-        .filter_map(|(k, v)| Some((k.to_string(), v.as_number()?)))
-        .collect()
 }
 
 impl Options {

@@ -1,7 +1,10 @@
 //! Attach cycles: the second kind of measurement. A cycle attaches a
 //! workload's probes link by link, checks that every probe fires, and detaches
 //! them, timing attach and detach in wall time and in the CPU time of the
-//! attaching thread. Like the rest of the runner, it knows no benchmark.
+//! attaching thread. Here is what a benchmark gives a cycle, what its verify
+//! pass finds, where it is and the clock; `attach/run.rs` runs it and
+//! `results/cycles.rs` keeps it. Like the rest of the runner, it knows no
+//! benchmark.
 //!
 //! CPU time is the thread's (`RUSAGE_THREAD`), not the process's: the
 //! progress bar ticks in a thread of its own, and only this thread makes the
@@ -9,14 +12,12 @@
 //! (RCU callbacks, say) is in neither; the wall-minus-CPU gap is the time this
 //! thread spent waiting, which for a uprobe's detach is the grace periods.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Instant;
 
 use libbpf_rs::Link;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::interrupt;
 
 /// What an attach benchmark gives the cycle runner.
 pub trait CycleWorkload: Sync {
@@ -30,9 +31,9 @@ pub trait CycleWorkload: Sync {
     /// Fires every attached site once and counts the hits each got; `None`
     /// when the sites cannot be driven from here (kernel functions).
     fn verify(&self) -> Option<Result<Fired>>;
-    /// What the probes are attached with, for the report (`1 uprobe_multi
-    /// link`), found after attaching: the library decides for some.
-    fn attached_with(&self) -> String;
+    /// The kernel functions left out because kprobes refuse them, asked
+    /// after attaching (none, for probes on this process's sites).
+    fn skipped(&self) -> Vec<String>;
 }
 
 /// What the verify pass found.
@@ -73,48 +74,6 @@ impl Fired {
     }
 }
 
-/// Wall and CPU time of one step.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Timing {
-    pub wall_ns: u64,
-    pub user_ns: u64,
-    pub system_ns: u64,
-}
-
-impl Timing {
-    /// Wall time not spent on this thread's CPU: waiting.
-    pub fn waiting_ns(&self) -> u64 {
-        self.wall_ns
-            .saturating_sub(self.user_ns.saturating_add(self.system_ns))
-    }
-
-    /// Wall microseconds per probe.
-    pub fn us_per_probe(&self, probes: usize) -> f64 {
-        self.wall_ns as f64 / 1e3 / probes.max(1) as f64
-    }
-}
-
-/// One cycle's figures.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CycleRecord {
-    pub probes: usize,
-    pub links: usize,
-    /// `1 uprobe-multi link`, `50 uprobe perf events`...
-    pub attached_with: String,
-    pub attach: Timing,
-    pub detach: Timing,
-    /// The verify pass; `None` where the sites cannot be driven.
-    pub fired: Option<Fired>,
-    /// The first cycle the process began: it pays what a tracer starting up
-    /// pays, which a re-attach does not, and is kept out of the statistics
-    /// over runs when warm cycles exist.
-    #[serde(default)]
-    pub cold: bool,
-}
-
-/// Whether a cycle has begun in this process.
-static BEGUN: AtomicBool = AtomicBool::new(false);
-
 /// Where a cycle is, for the progress bar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -136,128 +95,14 @@ pub enum Stopped {
     Detaching,
 }
 
-/// A cycle: its figures, or where an interrupt stopped it (everything
-/// attached is detached either way).
-pub enum Outcome {
-    Done(CycleRecord),
-    Interrupted(Stopped),
-}
-
-/// A point in time on both clocks.
-struct Mark {
-    wall: Instant,
-    user_ns: u64,
-    system_ns: u64,
-}
-
-impl Mark {
-    fn now() -> Mark {
-        let (user_ns, system_ns) = thread_cpu_ns();
-        Mark {
-            wall: Instant::now(),
-            user_ns,
-            system_ns,
-        }
-    }
-
-    fn since(&self) -> Timing {
-        let now = Mark::now();
-        Timing {
-            wall_ns: u64::try_from(now.wall.duration_since(self.wall).as_nanos())
-                .unwrap_or(u64::MAX),
-            user_ns: now.user_ns.saturating_sub(self.user_ns),
-            system_ns: now.system_ns.saturating_sub(self.system_ns),
-        }
-    }
-}
-
 /// This thread's user and system CPU time, in nanoseconds.
-fn thread_cpu_ns() -> (u64, u64) {
+pub fn thread_cpu_ns() -> (u64, u64) {
     // SAFETY: an all-zero rusage is a valid value for getrusage to fill.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid rusage; RUSAGE_THREAD cannot fail on Linux.
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
     let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
     (ns(usage.ru_utime), ns(usage.ru_stime))
-}
-
-/// Runs one cycle of `workload`, telling `progress` where it is.
-pub fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -> Result<Outcome> {
-    let cold = !BEGUN.swap(true, Relaxed);
-    let of = workload.links();
-    let mut links = Vec::with_capacity(of);
-    let start = Mark::now();
-    for index in 0..of {
-        if interrupt::received().is_some() {
-            detach(links, progress);
-            return Ok(Outcome::Interrupted(Stopped::Attaching {
-                attached: index,
-                of,
-            }));
-        }
-        match workload.attach(index) {
-            Ok(link) => links.push(link),
-            Err(err) => {
-                detach(links, progress);
-                return Err(err);
-            }
-        }
-        progress(Step::Attaching {
-            done: index + 1,
-            of,
-        });
-    }
-    let attach = start.since();
-    // A single link's attach is one system call: an interrupt during it is
-    // seen here.
-    if interrupt::received().is_some() {
-        detach(links, progress);
-        return Ok(Outcome::Interrupted(Stopped::Attaching {
-            attached: of,
-            of,
-        }));
-    }
-    let attached_with = workload.attached_with();
-    progress(Step::Verifying);
-    let fired = match workload.verify() {
-        Some(Err(err)) => {
-            detach(links, progress);
-            return Err(err);
-        }
-        Some(Ok(fired)) => Some(fired),
-        None => None,
-    };
-    let verify_interrupted = interrupt::received().is_some();
-    let start = Mark::now();
-    detach(links, progress);
-    let detach = start.since();
-    if verify_interrupted {
-        return Ok(Outcome::Interrupted(Stopped::Verifying));
-    }
-    if interrupt::received().is_some() {
-        return Ok(Outcome::Interrupted(Stopped::Detaching));
-    }
-    Ok(Outcome::Done(CycleRecord {
-        probes: workload.probes(),
-        links: of,
-        attached_with,
-        attach,
-        detach,
-        fired,
-        cold,
-    }))
-}
-
-/// Detaches `links` one by one, first attached first. An interrupt does not
-/// stop it: nothing may stay attached. (Detaching from several threads does
-/// not help: the kernel waits for a classic uprobe's grace periods under a
-/// global mutex, event_mutex; measured, 1,465 links took 143 s either way.)
-fn detach(links: Vec<Link>, progress: &mut dyn FnMut(Step)) {
-    let of = links.len();
-    for (done, link) in links.into_iter().enumerate() {
-        drop(link);
-        progress(Step::Detaching { done: done + 1, of });
-    }
 }
 
 /// The error of a cycle whose probes did not all fire, after its report.
@@ -277,48 +122,6 @@ pub struct ChurnCycle {
     pub ended: Instant,
     pub attach_ns: u64,
     pub detach_ns: u64,
-}
-
-/// The churn of a run's measured seconds, as kept in its record.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ChurnRecord {
-    /// Threads attaching and detaching (`-c`); 0: the run without churn.
-    pub threads: usize,
-    /// Cycles that ended within the measured seconds.
-    pub cycles: u64,
-    pub seconds: f64,
-    /// Mean wall time of those cycles' attach and detach, µs.
-    pub attach_us: f64,
-    pub detach_us: f64,
-}
-
-impl ChurnRecord {
-    /// The cycles of `all` that ended between `start` and `end`.
-    pub fn over(threads: usize, all: &[ChurnCycle], start: Instant, end: Instant) -> ChurnRecord {
-        let measured: Vec<&ChurnCycle> = all
-            .iter()
-            .filter(|c| c.ended >= start && c.ended <= end)
-            .collect();
-        let mean_us = |pick: fn(&ChurnCycle) -> u64| match measured.len() {
-            0 => 0.0,
-            n => measured.iter().map(|c| pick(c) as f64).sum::<f64>() / n as f64 / 1e3,
-        };
-        ChurnRecord {
-            threads,
-            cycles: measured.len() as u64,
-            seconds: end.saturating_duration_since(start).as_secs_f64(),
-            attach_us: mean_us(|c| c.attach_ns),
-            detach_us: mean_us(|c| c.detach_ns),
-        }
-    }
-
-    pub fn cycles_per_sec(&self) -> f64 {
-        if self.seconds > 0.0 {
-            self.cycles as f64 / self.seconds
-        } else {
-            0.0
-        }
-    }
 }
 
 #[cfg(test)]
@@ -362,42 +165,5 @@ mod tests {
         let spun = other.join().unwrap();
         assert!(spun >= 50_000_000);
         assert!(cpu(thread_cpu_ns()) - before < 10_000_000);
-    }
-
-    #[test]
-    fn waiting_is_wall_minus_cpu() {
-        let t = Timing {
-            wall_ns: 10_000,
-            user_ns: 1_000,
-            system_ns: 2_000,
-        };
-        assert_eq!(t.waiting_ns(), 7_000);
-        assert_eq!(t.us_per_probe(2), 5.0);
-    }
-
-    #[test]
-    fn churn_keeps_the_cycles_that_ended_in_the_measured_seconds() {
-        let t0 = Instant::now();
-        let at = |ms: u64| t0 + std::time::Duration::from_millis(ms);
-        let cycle = |ms, attach_ns, detach_ns| ChurnCycle {
-            ended: at(ms),
-            attach_ns,
-            detach_ns,
-        };
-        // Warm-up's cycle (before 1 s) and the one after the end are out.
-        let all = [
-            cycle(500, 9_000, 9_000),
-            cycle(1_200, 1_000, 3_000),
-            cycle(2_900, 3_000, 5_000),
-            cycle(3_100, 9_000, 9_000),
-        ];
-        let churn = ChurnRecord::over(1, &all, at(1_000), at(3_000));
-        assert_eq!((churn.threads, churn.cycles), (1, 2));
-        assert!((churn.seconds - 2.0).abs() < 1e-9);
-        assert!((churn.cycles_per_sec() - 1.0).abs() < 1e-9);
-        assert!((churn.attach_us - 2.0).abs() < 1e-9);
-        assert!((churn.detach_us - 4.0).abs() < 1e-9);
-        let none = ChurnRecord::over(0, &[], at(1_000), at(3_000));
-        assert_eq!((none.cycles, none.attach_us), (0, 0.0));
     }
 }

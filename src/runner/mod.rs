@@ -145,7 +145,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use affinity::{place, Affinity, Placement};
-    use phases::Timing;
+    use phases::RunSeconds;
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     use std::time::{Duration, Instant};
 
@@ -165,8 +165,8 @@ mod tests {
         }
     }
 
-    fn timing(warmup_secs: u32, duration_secs: u32) -> Timing {
-        Timing {
+    fn timing(warmup_secs: u32, duration_secs: u32) -> RunSeconds {
+        RunSeconds {
             warmup_secs,
             duration_secs,
         }

@@ -22,7 +22,7 @@ use crate::stats::Sample;
 
 /// The length of a timed run, as its phase events give it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timing {
+pub struct RunSeconds {
     pub warmup_secs: u32,
     pub duration_secs: u32,
 }
@@ -30,7 +30,7 @@ pub struct Timing {
 /// What a run does once set up: tick for a time, or a fixed amount of work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunLength {
-    Timed(Timing),
+    Timed(RunSeconds),
     /// Exactly this many producer operations in total.
     Fixed {
         repeat: u64,
@@ -72,8 +72,8 @@ pub enum RunMeasurement {
 pub trait RunObserver {
     fn setting_up(&mut self) {}
     fn set_up(&mut self, _workload: &dyn Workload) {}
-    fn warmup_started(&mut self, _timing: Timing) {}
-    fn measure_started(&mut self, _timing: Timing) {}
+    fn warmup_started(&mut self, _timing: RunSeconds) {}
+    fn measure_started(&mut self, _timing: RunSeconds) {}
     fn sample(&mut self, _sample: &Sample) {}
     fn measure_ended(&mut self, _samples: &[Sample]) {}
     fn fixed_started(&mut self, _repeat: u64) {}
@@ -154,10 +154,10 @@ mod tests {
         fn set_up(&mut self, _: &dyn Workload) {
             self.0.push("set_up".into());
         }
-        fn warmup_started(&mut self, t: Timing) {
+        fn warmup_started(&mut self, t: RunSeconds) {
             self.0.push(format!("warmup_started {}", t.warmup_secs));
         }
-        fn measure_started(&mut self, t: Timing) {
+        fn measure_started(&mut self, t: RunSeconds) {
             self.0.push(format!("measure_started {}", t.duration_secs));
         }
         fn sample(&mut self, s: &Sample) {
@@ -188,7 +188,7 @@ mod tests {
     fn a_timed_run_announces_its_phases_in_order() {
         let placement = place(&Affinity::None, 1, 0, &[0]).unwrap();
         let (mut first, mut second) = (Log::default(), Log::default());
-        let timing = Timing {
+        let timing = RunSeconds {
             warmup_secs: 1,
             duration_secs: 1,
         };
@@ -215,7 +215,7 @@ mod tests {
         assert_eq!(second.0, expected, "every observer hears every event");
 
         let mut log = Log::default();
-        let timing = Timing {
+        let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 1,
         };

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::phases::{self, announce, Observers, Timing};
+use super::phases::{self, announce, Observers, RunSeconds};
 use super::threads::with_threads;
 use super::ticks::nanos;
 use super::{affinity::Placement, Counts, Workload};
@@ -19,10 +19,10 @@ use crate::stats::Sample;
 pub fn run_timed(
     workload: &dyn Workload,
     placement: &Placement,
-    timing: Timing,
+    timing: RunSeconds,
     observers: &mut Observers<'_, '_>,
 ) -> Result<Vec<Sample>> {
-    let Timing {
+    let RunSeconds {
         warmup_secs: warmup,
         duration_secs: duration,
     } = timing;

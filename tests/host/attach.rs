@@ -36,9 +36,9 @@ fn checked_cycle(bench: &str, n: usize, link_kind: &str, verified: bool) {
     ]);
     assert_eq!(out.code, 0, "{bench} {n}: {}", out.stderr);
     let result = ResultFile::load(&json).unwrap();
-    let cycle = result.runs[0].cycle.as_ref().unwrap();
+    let cycle = result.runs[0].cycle().unwrap();
     assert_eq!(cycle.probes, n, "{bench}");
-    assert_has(&cycle.attached_with, link_kind);
+    assert_has(&cycle.attached_with.to_string(), link_kind);
     assert!(cycle.attach.wall_ns > 0 && cycle.detach.wall_ns > 0);
     // The cycle's lines, in order, after the set-up line.
     let lines = lines_from(&out.stdout, "probes: ");
@@ -212,7 +212,7 @@ fn repeated_runs_give_an_interval_on_attach_and_detach_times() {
     let cold: Vec<bool> = result
         .runs
         .iter()
-        .map(|r| r.cycle.as_ref().unwrap().cold)
+        .map(|r| r.cycle().unwrap().cold)
         .collect();
     assert_eq!(cold, [true, false, false]);
     let level = &result.cycle_stats[0];
@@ -298,8 +298,8 @@ fn sigint_mid_detach_detaches_all_and_keeps_the_cycles_measured() {
         "{} cycles measured before the interrupted one",
         measured.len()
     );
-    assert!(measured.iter().all(|r| r.cycle.is_some() && !r.partial));
-    assert!(interrupted.cycle.is_none() && interrupted.partial);
+    assert!(measured.iter().all(|r| r.cycle().is_some() && !r.partial));
+    assert!(interrupted.cycle().is_none() && interrupted.partial);
     assert_eq!(leftover_attach_programs(), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -330,7 +330,7 @@ fn a_second_sigint_mid_detach_still_writes_the_completed_runs() {
     let result = ResultFile::load(&json).unwrap();
     assert!(result.partial);
     assert_eq!(result.runs.len(), 1, "only run 1 was completed");
-    assert!(result.runs[0].cycle.is_some() && !result.runs[0].partial);
+    assert!(result.runs[0].cycle().is_some() && !result.runs[0].partial);
     assert_eq!(leftover_attach_programs(), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -355,7 +355,7 @@ fn the_summary_line_cuts_to_the_figures() {
 }
 
 /// attach-churn's run: its hit rate, and the churn its result keeps.
-fn churn_run(args: &[&str]) -> (f64, bench::runner::cycles::ChurnRecord, String) {
+fn churn_run(args: &[&str]) -> (f64, bench::results::cycles::ChurnRecord, String) {
     let (dir, json) = temp_file("churn", "run.json");
     let mut all = vec![
         "attach-churn",
@@ -369,8 +369,11 @@ fn churn_run(args: &[&str]) -> (f64, bench::runner::cycles::ChurnRecord, String)
     assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
     let result = ResultFile::load(&json).unwrap();
     let record = &result.runs[0];
-    let hits = record.summary.as_ref().unwrap().hits.mean;
-    let churn = record.churn.clone().expect("attach-churn keeps its churn");
+    let hits = record.summary().unwrap().hits.mean;
+    let churn = record
+        .churn()
+        .cloned()
+        .expect("attach-churn keeps its churn");
     std::fs::remove_dir_all(&dir).unwrap();
     (hits, churn, out.stdout)
 }
@@ -419,10 +422,10 @@ fn a_churn_sweep_over_consumers_runs_each_count() {
     let threads: Vec<usize> = result
         .runs
         .iter()
-        .map(|r| r.churn.as_ref().unwrap().threads)
+        .map(|r| r.churn().unwrap().threads)
         .collect();
     assert_eq!(threads, vec![0, 2]);
-    assert!(result.runs[1].churn.as_ref().unwrap().cycles >= 2);
+    assert!(result.runs[1].churn().unwrap().cycles >= 2);
     assert_eq!(leftover_attach_programs(), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
     // -c and the sweep both set the consumers: refused.
@@ -470,7 +473,7 @@ fn churn_latency_times_one_hit_per_operation() {
     let run = &ResultFile::load(&json).unwrap().runs[0];
     let timed = run.latency.as_ref().expect("timed").percentiles.count;
     assert!(timed > 0, "{}", out.stdout);
-    assert_eq!(run.churn.as_ref().expect("churned").threads, 1);
+    assert_eq!(run.churn().expect("churned").threads, 1);
     assert_eq!(leftover_attach_programs(), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::common::*;
-use bench::results::ResultFile;
-use bench::stats::{summarize, Sample};
+use bench::results::{Outcome, ResultFile};
+use bench::stats::Sample;
 
 /// A real result file to start from (context, tool, options), made once.
 fn template() -> ResultFile {
@@ -45,8 +45,7 @@ fn write(dir: &Path, name: &str, bench: &str, samples: Vec<Sample>, partial: boo
     file.partial = partial;
     let run = &mut file.runs[0];
     run.partial = partial;
-    run.summary = summarize(&samples, 1);
-    run.samples = samples;
+    run.outcome = Outcome::timed(samples, 1);
     let path = dir.join(name);
     fs::write(&path, file.to_json()).unwrap();
     path
@@ -486,7 +485,9 @@ fn attach_times_are_compared_as_times_longer_is_slower() {
             .map(|(i, us)| {
                 let mut run = real.runs[0].clone();
                 run.repetition = Some(i as u32 + 1);
-                let cycle = run.cycle.as_mut().expect("an attach cycle");
+                let Outcome::Cycle(cycle) = &mut run.outcome else {
+                    panic!("an attach cycle: {:?}", run.outcome)
+                };
                 cycle.attach.wall_ns = us * 1000 * cycle.probes as u64;
                 cycle.detach.wall_ns = [300, 310, 290, 305][i] * 1000 * cycle.probes as u64;
                 run
@@ -539,7 +540,11 @@ fn hand_edited_figures_that_cannot_be_are_refused() {
     let d = dir.path();
     let good = steady(d, "good.json", "trig-usermode-count", 2e6);
     let no_time = steady(d, "no-time.json", "trig-usermode-count", 2e6);
-    edit(&no_time, |f| f.runs[0].samples[3].elapsed_ns = 0);
+    edit(&no_time, |f| {
+        if let Outcome::Timed { samples, .. } = &mut f.runs[0].outcome {
+            samples[3].elapsed_ns = 0;
+        }
+    });
     let out = compare_any(&[&good, &no_time], &[]);
     assert_one_clear_line(&out, 2, "no-time.json: runs[0].samples[3].elapsed_ns is 0");
     // A latency run, its p50 then raised above its p99.
@@ -583,8 +588,7 @@ fn a_rate_that_fell_is_never_shown_falling_by_more_than_all_of_it() {
                 .map(|(i, &level)| {
                     let mut run = first.clone();
                     run.repetition = Some(i as u32 + 1);
-                    run.samples = samples(level, 0.0, &STEADY, false);
-                    run.summary = summarize(&run.samples, 1);
+                    run.outcome = Outcome::timed(samples(level, 0.0, &STEADY, false), 1);
                     run
                 })
                 .collect();

@@ -49,7 +49,10 @@ fn an_interrupted_fixed_run_reports_the_calls_it_made() {
     assert_eq!(number_after(&out.stderr, "after "), calls, "{}", out.stderr);
     // One getpgid() per call, each counted by the BPF program: exact.
     assert_eq!(fixed_hits(&out.stdout), calls, "{}", out.stdout);
-    let fixed = ResultFile::load(&json).unwrap().runs[0].fixed.unwrap();
+    let fixed = ResultFile::load(&json).unwrap().runs[0]
+        .fixed()
+        .copied()
+        .unwrap();
     assert_eq!(
         (fixed.calls, fixed.ops, fixed.counts.hits),
         (calls, calls, calls)

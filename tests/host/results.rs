@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::common::*;
-use bench::results::ResultFile;
+use bench::results::{Outcome, ResultFile};
 use bench::stats::Over;
 use serde_json::Value;
 
@@ -65,14 +65,14 @@ fn json_round_trips_and_matches_its_documented_schema() {
     assert_eq!(parsed.options.affinity, "auto");
     assert!(!parsed.context.kernel_release.is_empty());
     let run = &parsed.runs[0];
-    assert_eq!(run.samples.len(), 3);
-    assert!(run.samples[0].warmup && !run.samples[1].warmup);
+    assert_eq!(run.samples().len(), 3);
+    assert!(run.samples()[0].warmup && !run.samples()[1].warmup);
     assert_eq!(run.placement.producers.len(), 2);
     assert!(run.placement.producers.iter().all(Option::is_some));
-    let summary = run.summary.unwrap();
+    let summary = run.summary().copied().unwrap();
     assert_eq!(summary.over, Over::Samples(2));
     // The summary is what the samples say.
-    let rates: Vec<f64> = run.samples[1..]
+    let rates: Vec<f64> = run.samples()[1..]
         .iter()
         .map(|s| s.hits as f64 * 1e9 / s.elapsed_ns as f64)
         .collect();
@@ -235,7 +235,7 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
     let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
     assert_eq!(kinds, ["sample", "sample", "sample", "summary"]);
     let run = &file.runs[0];
-    for (row, sample) in rows.iter().zip(&run.samples) {
+    for (row, sample) in rows.iter().zip(run.samples()) {
         assert_eq!(row.benchmark, "syscall-basic");
         assert_eq!((row.sweep_param.as_str(), row.sweep_value), ("", None));
         assert_eq!(row.iteration, Some(sample.iteration));
@@ -247,9 +247,9 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
         assert_eq!((row.calls, row.ops, row.hits_mean), (None, None, None));
         assert!(!row.partial);
     }
-    assert!(run.samples[1].hits > 0, "{:?}", run.samples);
+    assert!(run.samples()[1].hits > 0, "{:?}", run.samples());
 
-    let summary = run.summary.unwrap();
+    let summary = run.summary().copied().unwrap();
     let row = &rows[3];
     let pairs = [
         (row.hits_mean, summary.hits.mean),
@@ -324,7 +324,7 @@ fn csv_carries_each_run_the_statistics_over_runs_and_every_option() {
 fn csv_of_a_fixed_run_has_one_fixed_row() {
     let (dir, file, comments, rows) =
         run_csv_json("csv-fixed", &["-q", "-r", "1000"], "syscall-basic");
-    let fixed = file.runs[0].fixed.unwrap();
+    let fixed = file.runs[0].fixed().copied().unwrap();
     assert!(comments[1].contains(" repeat=1000 "), "{comments:?}");
     assert_eq!(rows.iter().map(|r| r.run).collect::<Vec<_>>(), [Some(1)]);
     assert_eq!(rows.len(), 1, "{rows:?}");
@@ -363,7 +363,7 @@ fn synthetic(dir: &Path, name: &str, bench: &str, producers: usize, mean: f64) -
     file.options.producers = producers;
     let run = &mut file.runs[0];
     run.producers = producers;
-    run.samples = [0.997, 1.002, 1.0, 0.999, 1.003, 0.998, 1.001, 1.0]
+    let samples = [0.997, 1.002, 1.0, 0.999, 1.003, 0.998, 1.001, 1.0]
         .iter()
         .enumerate()
         .map(|(i, f)| bench::stats::Sample {
@@ -375,7 +375,7 @@ fn synthetic(dir: &Path, name: &str, bench: &str, producers: usize, mean: f64) -
             warmup: false,
         })
         .collect();
-    run.summary = bench::stats::summarize(&run.samples, producers);
+    run.outcome = Outcome::timed(samples, producers);
     let path = dir.join(name);
     fs::write(&path, file.to_json()).unwrap();
     path

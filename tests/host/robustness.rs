@@ -59,8 +59,8 @@ fn sigint_during_warmup_reports_nothing_measured_and_detaches() {
     assert!(!out.stdout.contains("Summary"), "{}", out.stdout);
     let file = ResultFile::load(&json).unwrap();
     assert!(file.partial && file.runs[0].partial);
-    assert!(file.runs[0].summary.is_none());
-    assert!(file.runs[0].samples.iter().all(|s| s.warmup));
+    assert!(file.runs[0].summary().is_none());
+    assert!(file.runs[0].samples().iter().all(|s| s.warmup));
     assert_nothing_left();
     fs::remove_dir_all(&dir).unwrap();
 }
@@ -82,7 +82,7 @@ fn sigint_during_measurement_prints_a_partial_summary() {
     // and the file agree on how many.
     let file = ResultFile::load(&json).unwrap();
     assert!(file.partial);
-    let measured = file.runs[0].summary.unwrap().over.count();
+    let measured = file.runs[0].summary().copied().unwrap().over.count();
     assert!((1..10).contains(&measured), "{measured}");
     let marker = format!("# partial: interrupted after {measured} of 10 measured iterations");
     assert_eq!(lines[lines.len() - 2], marker, "{}", out.stdout);
@@ -259,7 +259,7 @@ fn a_late_tick_is_normalised_and_flagged_noisy() {
     assert_has(summary, "noisy: a tick was");
 
     let file: ResultFile = serde_json::from_str(&out.stdout).unwrap();
-    let samples = &file.runs[0].samples;
+    let samples = &file.runs[0].samples();
     assert_eq!(samples.len(), 4, "{samples:?}");
     let (at, late) = samples
         .iter()
@@ -268,7 +268,7 @@ fn a_late_tick_is_normalised_and_flagged_noisy() {
         .unwrap();
     assert!(at > 0, "the first tick was before the freeze: {samples:?}");
     assert!(late.late_ns > bench::stats::NOISY_LATE_NS, "{samples:?}");
-    let summary = file.runs[0].summary.unwrap();
+    let summary = file.runs[0].summary().copied().unwrap();
     assert!(
         summary.noisy && summary.max_late_ns == late.late_ns,
         "{summary:?}"

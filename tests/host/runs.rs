@@ -48,7 +48,7 @@ fn runs_report_each_run_then_the_statistics_over_them() {
     let means: Vec<f64> = result
         .runs
         .iter()
-        .map(|r| r.summary.unwrap().hits.mean)
+        .map(|r| r.summary().copied().unwrap().hits.mean)
         .collect();
     let mean = means.iter().sum::<f64>() / 3.0;
     assert!((level.headline.mean - mean).abs() < 1e-6 * mean);
@@ -69,7 +69,7 @@ fn runs_report_each_run_then_the_statistics_over_them() {
     let read = ResultFile::load(&old_path).unwrap();
     assert_eq!(read.run_stats[0].summary.over, bench::stats::Over::Runs(3));
     assert_eq!(
-        read.runs[0].summary.unwrap().over,
+        read.runs[0].summary().copied().unwrap().over,
         bench::stats::Over::Samples(1)
     );
     fs::remove_dir_all(dir).unwrap();

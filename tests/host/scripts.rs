@@ -149,8 +149,13 @@ fn runs_of_one_benchmark_give_the_markdown_table() {
     );
     let row = cells(&out.stdout, "trig-syscall-count");
     // A rate with its unit prefix: K/s on a loaded machine, M/s on a quiet one.
-    let rate = row[1].trim_end_matches("/s").trim_end_matches(['K', 'M', 'G']);
-    assert!(row[1].ends_with("/s") && rate.parse::<f64>().is_ok(), "{row:?}");
+    let rate = row[1]
+        .trim_end_matches("/s")
+        .trim_end_matches(['K', 'M', 'G']);
+    assert!(
+        row[1].ends_with("/s") && rate.parse::<f64>().is_ok(),
+        "{row:?}"
+    );
 }
 
 #[test]

@@ -87,7 +87,7 @@ fn a_timed_run_prints_iterations_and_a_parseable_summary() {
     // seconds' rates. A probe on the target the producer calls for a
     // second fires in it.
     let result = bench::results::ResultFile::load(&json).unwrap();
-    let samples = &result.runs[0].samples;
+    let samples = &result.runs[0].samples();
     assert_eq!(samples.len(), 3);
     let mut measured = Vec::new();
     for (sample, line) in samples.iter().zip(&iters) {
