@@ -9,8 +9,10 @@ set -euo pipefail
 # measurement scripts read results (--json -) with it.
 packages=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev make groff-base jq)
 # bpf/crypto.bpf.c needs clang 15+ (BTF type tags): where the default clang
-# is older (Debian 12's is 14), a versioned one beside it.
-clang_major=$(clang --version 2>/dev/null | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)
+# is older (Debian 12's is 14), a versioned one beside it. A machine without
+# clang reads as version 0 (under pipefail, a missing clang must not end the
+# script here).
+clang_major=$({ clang --version 2>/dev/null || true; } | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)
 if ((${clang_major:-0} < 15)) && ! command -v clang-19 >/dev/null 2>&1; then
 	packages+=(clang-19)
 fi

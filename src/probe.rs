@@ -56,7 +56,7 @@ pub fn probe(bench: &dyn Benchmark, options: ProbeOptions) -> Result<Option<Stri
         bpf::check_privileges(bench.name(), bench.needs())?;
     }
     let config = config_with(bench, options)?;
-    let workload = bench.setup(&config)?;
+    let workload = bench.setup_to_probe(&config)?;
     Ok(workload
         .trigger()
         .filter(|used| used.refused.is_some())

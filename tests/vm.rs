@@ -241,12 +241,22 @@ fn every_family_counts_exactly_on_debian_6_12() {
     );
 }
 
+/// Benchmarks 6.1 refuses, run there to see what they print: one of each
+/// kind of refusal.
+const REFUSED_ON_6_1: [&str; 5] = [
+    "trig-uretprobe-multi-ret",
+    "trig-tp",
+    "trig-kprobe-multi",
+    "crypto-encrypt",
+    "bpf-for",
+];
+
 #[test]
 fn older_kernels_name_what_they_lack_on_debian_6_1() {
     let mut script =
         String::from("echo '== release'; uname -r\necho '== probe'; $B --probe 2>&1\n");
     // What each refused benchmark says when run, with its exit code.
-    for name in ["trig-uretprobe-multi-ret", "trig-tp", "trig-kprobe-multi"] {
+    for name in REFUSED_ON_6_1 {
         script += &format!("echo '== {name}'; $B -q -r 10 {name} 2>&1; echo \"rc=$?\"\n");
     }
     // Classic kprobes on the first 100 attachable functions: the list holds
@@ -265,11 +275,18 @@ fn older_kernels_name_what_they_lack_on_debian_6_1() {
     let fprobe = format!(
         "kprobe-multi links need CONFIG_FPROBE (Linux 5.18+), which {release} is built without"
     );
+    let crypto = format!("the bpf_crypto_ctx_create kfunc needs Linux 6.10+ (this is {release})");
+    let iter_num =
+        format!("the bpf_iter_num_new kfunc (bpf_for) needs Linux 6.4+ (this is {release})");
     let expected = |name: &str| -> Option<&str> {
         if name.contains("uprobe-multi") || name.contains("uretprobe-multi") {
             Some(&uprobe_multi)
         } else if ["trig-fmodret", "trig-tp", "trig-rawtp"].contains(&name) {
             Some(&kfunc)
+        } else if name.starts_with("crypto-") {
+            Some(&crypto)
+        } else if name == "bpf-for" {
+            Some(&iter_num)
         } else if [
             "trig-kprobe-multi",
             "trig-kretprobe-multi",
@@ -305,10 +322,10 @@ fn older_kernels_name_what_they_lack_on_debian_6_1() {
         "attach-kprobe on {release}:\n{kprobes}"
     );
 
-    for (name, text) in parts.iter().filter(|(n, _)| n.starts_with("trig-")) {
+    for name in REFUSED_ON_6_1 {
         let reason = expected(name).expect("only refused benchmarks are run");
         assert_eq!(
-            text.as_str(),
+            parts[name].as_str(),
             format!("unsupported: {name}: {reason}\nrc=4\n"),
             "{name} on {release}"
         );

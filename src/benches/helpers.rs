@@ -69,7 +69,7 @@ pub const BPF_LOOP: KernelFunction = KernelFunction {
     since: "5.17",
 };
 const BPF_ITER_NUM: KernelFunction = KernelFunction {
-    what: "the bpf_iter_num kfuncs (bpf_for)",
+    what: "the bpf_iter_num_new kfunc (bpf_for)",
     name: "bpf_iter_num_new",
     since: "6.4",
 };

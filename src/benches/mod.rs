@@ -272,6 +272,14 @@ pub trait Benchmark: Sync {
     /// Loads and attaches what the benchmark needs. Dropping the workload
     /// detaches and unloads everything.
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>>;
+
+    /// What `--probe` sets up: by default the run's own set-up. A benchmark
+    /// whose set-up also measures (and can refuse what it measured) loads
+    /// and attaches here without measuring, since the probe asks only
+    /// whether the kernel takes it.
+    fn setup_to_probe(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        self.setup(config)
+    }
 }
 
 impl dyn Benchmark + '_ {

@@ -175,6 +175,29 @@ impl Benchmark for BpfNop {
     }
 
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let mut workload = self.load(config)?;
+        if workload.batch == 0 {
+            workload.batch = workload.calibrate()?;
+        }
+        workload.area.set_batch(workload.batch);
+        workload.area.reset();
+        Ok(Box::new(workload))
+    }
+
+    // The batch is sized by timing it, and a machine too noisy (an emulated
+    // guest) refuses the run: that says nothing of whether the kernel loads
+    // and runs the program, which one run of a small batch does.
+    fn setup_to_probe(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let workload = self.load(config)?;
+        workload.area.set_batch(SEED_BATCH);
+        workload.run_once()?;
+        Ok(Box::new(workload))
+    }
+}
+
+impl BpfNop {
+    /// The program loaded, its timing area mapped, the batch as asked.
+    fn load(&self, config: &RunConfig) -> Result<NopWorkload> {
         // Its batch loop is bpf_loop(): an older kernel's refusal names it.
         super::helper_trigger::lacking(&[super::helpers::BPF_LOOP])?;
         let mut storage = bpf::ObjectStorage::new();
@@ -203,18 +226,12 @@ impl Benchmark for BpfNop {
         // the workload beside the counters, dropped after them.
         let hits =
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        let mut workload = NopWorkload {
+        Ok(NopWorkload {
             area,
             hits,
             batch: config.params.number(&BATCH_ITERS),
             skel,
-        };
-        if workload.batch == 0 {
-            workload.batch = workload.calibrate()?;
-        }
-        workload.area.set_batch(workload.batch);
-        workload.area.reset();
-        Ok(Box::new(workload))
+        })
     }
 }
 
