@@ -1,9 +1,10 @@
 //! Every family on kernels that allow it: Debian's 6.12 and 6.1, each booted
 //! once in a VM by scripts/run_in_vm.sh, which runs one batch of bench
 //! commands inside. On 6.12 every benchmark the host's tests do not count
-//! must probe `ok`, and every multi-uprobe and in-kernel trigger must count
-//! exactly; on 6.1 every refusal must name
-//! the missing feature and the release that brought it. Nothing is skipped:
+//! must probe `ok`, and every multi-uprobe, in-kernel trigger and family
+//! that counts in BPF without a trigger of its own (count, rename, crypto,
+//! helpers) must count exactly; on 6.1 every refusal must name the missing
+//! feature and the release that brought it. Nothing is skipped:
 //! a VM that cannot start fails the test with the script's reason.
 //!
 //! Alone: `sudo cargo test --release --test vm` (docs/kernels.md has its time).
@@ -48,6 +49,28 @@ const MULTI_UPROBES: [&str; 4] = [
     "trig-uretprobe-multi-ret",
 ];
 
+/// The families that count their hits in BPF without a trigger of their
+/// own, run on 6.12 for a fixed number of calls: name, options, hits per
+/// call (a bpf-loop call is 1000 helper calls of `--nr_loops` iterations, a
+/// crypto call 64 runs of the program).
+const FAMILY_RUNS: [(&str, &str, u64); 13] = [
+    ("count-global", "", 1),
+    ("count-local", "", 1),
+    ("rename-kprobe", "", 1),
+    ("rename-kretprobe", "", 1),
+    ("rename-rawtp", "", 1),
+    ("rename-fentry", "", 1),
+    ("rename-fexit", "", 1),
+    ("crypto-encrypt", "", 64),
+    ("crypto-decrypt", "", 64),
+    ("bpf-loop", "--nr_loops 10", 10_000),
+    ("bpf-for", "--nr_loops 10", 10_000),
+    ("strncmp-no-helper", "", 1),
+    ("strncmp-helper", "", 1),
+];
+/// Calls of each of [`FAMILY_RUNS`].
+const FAMILY_CALLS: u64 = 20;
+
 /// What the 6.12 VM probes: every benchmark but those it runs (a run sets
 /// them up as --probe would, and more), and but
 /// - the single uprobes, uretprobes and USDT probes, which count exactly on
@@ -67,7 +90,9 @@ fn probed_on_6_12() -> Vec<String> {
                 .iter()
                 .any(|p| name.starts_with(p))
                 && !name.contains("-multi-");
-            let run = TRIGGERS.contains(&name.as_str()) || MULTI_UPROBES.contains(&name.as_str());
+            let run = TRIGGERS.contains(&name.as_str())
+                || MULTI_UPROBES.contains(&name.as_str())
+                || FAMILY_RUNS.iter().any(|(run, _, _)| run == name);
             !single && !run && !name.ends_with("-all")
         })
         .collect()
@@ -178,6 +203,11 @@ fn every_family_counts_exactly_on_debian_6_12() {
             "echo '== {name}'; $B -q -r {TRIGGER_RUNS} --trig-batch-iters {TRIGGER_BATCH} {keep} {name} 2>&1; echo \"rc=$?\"\n"
         );
     }
+    for (name, options, _) in FAMILY_RUNS {
+        script += &format!(
+            "echo '== {name}'; $B -q -r {FAMILY_CALLS} {options} {name} 2>&1; echo \"rc=$?\"\n"
+        );
+    }
     // All four at once: the kernel's release of their links (an RCU Tasks
     // Trace grace period, seconds under emulation) is waited for once.
     for name in MULTI_UPROBES {
@@ -221,6 +251,9 @@ fn every_family_counts_exactly_on_debian_6_12() {
     }
     for name in MULTI_UPROBES {
         assert_counted(name, &parts[name], PROBE_CALLS, PROBE_CALLS);
+    }
+    for (name, _, per_call) in FAMILY_RUNS {
+        assert_counted(name, &parts[name], FAMILY_CALLS, FAMILY_CALLS * per_call);
     }
 
     // The result came back through the shared directory with the guest's
