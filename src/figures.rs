@@ -51,7 +51,10 @@ pub const HITS: Figure = Figure {
     name: "hits",
     unit: "hits",
     better: Better::Higher,
-    of_run: |run| Some(run.summary()?.hits.mean),
+    of_run: |run| match run.fixed() {
+        Some(fixed) => fixed_rate(fixed.counts.hits, fixed.elapsed_ns),
+        None => Some(run.summary()?.hits.mean),
+    },
     per_second: Some(Sample::hits_per_sec),
     show: rate,
     show_spread: rate_with_sd,
@@ -61,10 +64,19 @@ pub const HITS: Figure = Figure {
 pub const OPERATIONS: Figure = Figure {
     name: "operations",
     unit: "operations",
-    of_run: |run| Some(run.summary()?.total.mean),
+    of_run: |run| match run.fixed() {
+        Some(fixed) => fixed_rate(fixed.ops, fixed.elapsed_ns),
+        None => Some(run.summary()?.total.mean),
+    },
     per_second: Some(Sample::total_per_sec),
     ..HITS
 };
+
+/// A fixed-work run's rate: what it counted over the whole run's time, the
+/// one value such a run gives (it has no seconds).
+fn fixed_rate(count: u64, elapsed_ns: u64) -> Option<f64> {
+    (elapsed_ns > 0).then(|| count as f64 * 1e9 / elapsed_ns as f64)
+}
 
 /// The wall time an attach cycle took to attach, per probe.
 pub const ATTACH: Figure = Figure {
@@ -109,9 +121,10 @@ pub fn kept(run: &RunRecord, name: &str) -> Option<f64> {
 
 impl Figure {
     /// Its observations within one run, for judging one run against another:
-    /// each measured second's rate, or the run's one value.
+    /// each measured second's rate, or the run's one value (a fixed-work run's
+    /// rate too).
     pub fn within_run(&self, run: &RunRecord) -> Vec<f64> {
-        match self.per_second {
+        match self.per_second.filter(|_| run.fixed().is_none()) {
             Some(per_second) => run
                 .samples()
                 .iter()

@@ -326,6 +326,12 @@ fn runs_lines<'a>(
                 .reporter
                 .summary(&level.summary, point.config.producers),
         );
+    } else if runs.len() >= 2 && runs.iter().all(|r| r.fixed().is_some()) && !plan.several() {
+        // Fixed-work runs (--repeat) have no Summary to average: their
+        // headline over the runs is the closing line.
+        if let Some(stats) = run_level(bench.bench.headline(), runs) {
+            console.line(&text::runs_line(&stats, bench.bench.headline(), None));
+        }
     }
     if !(plan.several() || request.markdown) {
         return Vec::new();

@@ -108,9 +108,9 @@ pub(super) fn check_combinations(cli: &Cli, matches: &ArgMatches) -> Result<()> 
             "--until-decided judges changes between benchmarks: name two or more, interleaved",
         ));
     }
-    if cli.run.repeat.is_some() && (cli.run.runs.is_some() || cli.run.precision.is_some()) {
+    if cli.run.repeat.is_some() && cli.run.precision.is_some() {
         return Err(Error::usage(
-            "--runs and --precision repeat timed runs; they do not combine with --repeat",
+            "--precision adds timed runs; it does not combine with --repeat (--runs N does)",
         ));
     }
     for (id, flag) in [("max_runs", "--max-runs"), ("max_time", "--max-time")] {

@@ -99,13 +99,13 @@ impl Entry {
     /// Why there is nothing to compare, when there is not.
     pub(super) fn nothing_measured(&self) -> Option<&'static str> {
         let runs = &self.runs;
-        let measured = |r: &RunRecord| r.cycle().is_some() || r.samples().iter().any(|s| !s.warmup);
+        let measured = |r: &RunRecord| {
+            r.cycle().is_some() || r.fixed().is_some() || r.samples().iter().any(|s| !s.warmup)
+        };
         if runs.is_empty() {
             Some("holds no run (the benchmark was refused, or stopped before its first run)")
         } else if runs.iter().any(measured) {
             None
-        } else if runs.iter().any(|r| r.fixed().is_some()) {
-            Some("is a --repeat run, with no per-second samples")
         } else if self.partial {
             Some("was interrupted before measuring")
         } else {

@@ -20,7 +20,9 @@ use latency::{latency_rows, latency_series, write_plot};
 use pairing::{pair_label, pair_up, partial_side, Pairing};
 
 pub const AFTER_HELP: &str = "Each benchmark is judged by its headline rate: hits per second, \
-or all operations per second for the perf family (syscall-*, breakpoint-*). With two runs or \
+or all operations per second for the perf family (syscall-*, breakpoint-*); a --repeat run's \
+rate is what it counted over its whole time, one observation a run (record several with \
+--runs N -r M). With two runs or \
 more on each side (bench --runs N), each run's mean is one observation and the change's 95 % \
 interval holds the drift between runs; with one run on a side, the seconds of that run are the \
 observations and the row is marked '1 run': their interval leaves the drift out, so rerun with \

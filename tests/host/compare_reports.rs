@@ -610,3 +610,30 @@ fn a_rate_that_fell_is_never_shown_falling_by_more_than_all_of_it() {
         .unwrap_or_else(|| panic!("no lower bound in {row}"));
     assert!(low > -100.0, "{row}");
 }
+
+/// Fixed-work runs (`--runs N -r M`) are compared by their rates, one value a
+/// run: the cover-letter table of a patch measured with `-r`.
+#[test]
+fn repeat_runs_are_compared_run_by_run() {
+    let dir = tempdir("compare-repeat");
+    let mut files = Vec::new();
+    for side in ["old", "new"] {
+        let path = dir.join(format!("{side}.json"));
+        let out = bench_ok(&format!(
+            "-q --runs 2 -r 20000 --json {} syscall-basic",
+            path.display()
+        ));
+        assert_has(&out.stdout, "runs: 2, operations ");
+        files.push(path);
+    }
+    let out = run(&[
+        "compare",
+        files[0].to_str().unwrap(),
+        files[1].to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let row = line_starting(&out.stdout, "syscall-basic");
+    assert!(row.contains("/s") && row.contains('%'), "{row}");
+    assert!(!row.contains("--repeat"), "{row}");
+    fs::remove_dir_all(&dir).unwrap();
+}

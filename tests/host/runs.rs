@@ -218,7 +218,7 @@ fn markdown_tables_are_markdown() {
 fn runs_refuse_what_they_cannot_combine_with() {
     for (args, needle) in table(
         "
-        --runs 2 -r 5 trig-syscall-count | --repeat
+        --precision 5 -r 5 trig-syscall-count | --precision adds timed runs; it does not combine with --repeat
         --runs 2 --precision 3 trig-syscall-count | cannot be used with
         --runs 0 trig-syscall-count | between 1 and 1000
         --precision 0 trig-syscall-count | more than 0

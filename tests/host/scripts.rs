@@ -1,7 +1,8 @@
 //! The scripts' own logic, run for real: `--kernels` columns when a kernel
 //! fails, run_in_vm.sh's argument checks before any set-up, arguments a
 //! script does not take, the Markdown table of runs of one benchmark, and
-//! upstream_compare.sh against stand-ins for the kernel's runner.
+//! upstream_compare.sh against stand-ins for the kernel's runner, and
+//! reproduce.sh's help and its refusal of a seed it does not know.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -130,6 +131,47 @@ fn run_in_vm_refuses_bad_arguments_before_any_set_up() {
 fn the_breakpoint_script_refuses_arguments_it_would_ignore() {
     let out = quick("run_bench_breakpoint.sh", &[], &["thread"]);
     assert_one_clear_line(&out, 2, "unexpected argument thread");
+}
+
+#[test]
+fn reproduce_refuses_an_unknown_seed_and_says_which_it_knows() {
+    let out = quick("reproduce.sh", &[], &["breakpoints"]);
+    assert_one_clear_line(
+        &out,
+        2,
+        "unknown seed 'breakpoints': give one of breakpoint-series perf-breakpoint perf-syscall uprobes",
+    );
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    let out = quick("reproduce.sh", &[], &[]);
+    assert_one_clear_line(&out, 2, "name a seed: breakpoint-series");
+    let out = quick("reproduce.sh", &[], &["--rounds", "0", "perf-syscall"]);
+    assert_one_clear_line(&out, 2, "--rounds takes a whole number, got '0'");
+}
+
+#[test]
+fn reproduce_help_lists_every_seed_and_option() {
+    let out = quick("reproduce.sh", &[], &["--help"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    for needle in [
+        "breakpoint-series",
+        "perf-breakpoint",
+        "perf-syscall",
+        "uprobes",
+        "--rounds N",
+        "--out DIR",
+        "--kernels L",
+        "-r 30 breakpoint thread -b 4 -p 64 -t 64",
+    ] {
+        assert!(out.stdout.contains(needle), "{needle}: {}", out.stdout);
+    }
+    // The header comment only, without its marks or the code after it.
+    assert!(!out.stdout.contains("set -e"), "{}", out.stdout);
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with('#')),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
