@@ -93,7 +93,18 @@ refusal() {
 }
 
 prepare_bench
-probed=$("$BENCH" --probe 2>/dev/null || true)
+# Only the names asked for are probed: probing every benchmark would attach the
+# -all variants to every kernel function, minutes under emulation (and what
+# killed 2-CPU emulated guests).
+known=$("$BENCH" --list | awk '{print $1}')
+ours=()
+for name in "${names[@]}"; do
+	grep -qxF -- "$name" <<<"$known" && ours+=("$name")
+done
+probed=
+if ((${#ours[@]})); then
+	probed=$("$BENCH" --probe "${ours[@]}" 2>/dev/null || true)
+fi
 upstream_list=$("$upstream" --list 2>/dev/null || true)
 
 if ((MARKDOWN)); then
