@@ -1,11 +1,11 @@
 //! Every family on kernels that allow it: Debian's 6.12 and 6.1, each booted
 //! once in a VM by scripts/run_in_vm.sh, which runs one batch of bench
 //! commands inside. On 6.12 every benchmark the host's tests do not count
-//! must probe `ok`, and every multi-uprobe, in-kernel trigger and family
-//! that counts in BPF without a trigger of its own (count, rename, crypto,
-//! helpers) must count exactly; on 6.1 every refusal must name the missing
-//! feature and the release that brought it. Nothing is skipped:
-//! a VM that cannot start fails the test with the script's reason.
+//! must probe `ok`, and every multi-uprobe, in-kernel trigger and the count,
+//! rename, crypto and helper families must count exactly; on 6.1 every
+//! refusal must name the missing feature and the release that brought it.
+//! Nothing is skipped: a VM that cannot start fails the test with the
+//! script's reason.
 //!
 //! Alone: `sudo cargo test --release --test vm` (docs/kernels.md has its time).
 
@@ -49,10 +49,10 @@ const MULTI_UPROBES: [&str; 4] = [
     "trig-uretprobe-multi-ret",
 ];
 
-/// The families that count their hits in BPF without a trigger of their
-/// own, run on 6.12 for a fixed number of calls: name, options, hits per
-/// call (a bpf-loop call is 1000 helper calls of `--nr_loops` iterations, a
-/// crypto call 64 runs of the program).
+/// The count, rename, crypto and helper families, run on 6.12 for a fixed
+/// number of calls: name, options, hits per call (a bpf-loop call is 1000
+/// helper calls of `--nr_loops` iterations, a crypto call 64 runs of the
+/// program).
 const FAMILY_RUNS: [(&str, &str, u64); 13] = [
     ("count-global", "", 1),
     ("count-local", "", 1),
