@@ -6,7 +6,7 @@
 # the per-pair ratios bench/upstream.
 #   UPSTREAM=/path/to/upstream/bench PAIRS=3 scripts/upstream_compare.sh [OPTION...] NAME...
 # OPTIONs go to both runners, each in its joined form: -wN -dN -a -pN
-# (default -w1 -d3 -a). --markdown prints the table as Markdown. A NAME one
+# (default -w1 -d3 -a), and a family's own as --name=value (--nr_entries=1000). --markdown prints the table as Markdown. A NAME one
 # of the two cannot run on this kernel is skipped with the reason; BENCH_BIN
 # picks another bench build. Each pair is shown on stderr.
 set -euo pipefail
@@ -23,23 +23,31 @@ upstream=${UPSTREAM:-}
 [[ -f $upstream && -x $upstream ]] || refuse "UPSTREAM=$upstream is not an executable file"
 [[ ${PAIRS:-5} =~ ^[1-9][0-9]*$ ]] || refuse "PAIRS takes a whole number of pairs, got '$PAIRS'"
 
-opts=() names=()
+opts=() names=() timing=0
 for arg in "$@"; do
 	case $arg in
 	--markdown) MARKDOWN=1 ;;
+	--[a-z]*=*)
+		# A family's option, read the same way by both (the kernel's runner
+		# takes argp's joined long form).
+		[[ $arg =~ ^--[a-z][a-z_-]*=[^[:space:]]+$ ]] ||
+			refuse "a family's option goes to both runners as --name=value, got '$arg'"
+		opts+=("$arg")
+		;;
 	-*)
 		# Both runners must read an option the same way: the kernel's
 		# refuses -w0 and takes no space between an option and its value
 		# here, where the names follow.
 		[[ $arg =~ ^-(a|[wdp][1-9][0-9]*)$ ]] ||
-			refuse "options go to both runners as -wN -dN -a -pN (N from 1), got '$arg'"
+			refuse "options go to both runners as -wN -dN -a -pN (N from 1) or --name=value, got '$arg'"
 		opts+=("$arg")
+		timing=1
 		;;
 	*) names+=("$arg") ;;
 	esac
 done
 ((${#names[@]})) || refuse "name at least one benchmark, such as trig-rawtp"
-((${#opts[@]})) || opts=(-w1 -d3 -a)
+((timing)) || opts=(-w1 -d3 -a "${opts[@]}")
 
 # run_upstream ARG...: the kernel's runner. It reads tracepoint ids from
 # tracefs and expects it mounted; where the host has none mounted, it gets one
@@ -55,8 +63,9 @@ run_upstream() {
 }
 
 # summary_rate NAME SIDE COMMAND...: runs one benchmark and prints the first
-# number of its Summary line (hits, or throughput, in M/s). A failed run ends
-# the script.
+# number of its Summary line (hits or throughput in M/s; htab-mem's
+# per-producer k ops/s: the same unit on both sides). A failed run ends the
+# script.
 summary_rate() {
 	local name=$1 side=$2 out rate err
 	shift 2
@@ -67,7 +76,7 @@ summary_rate() {
 		exit 1
 	fi
 	rm -f "$err"
-	rate=$(sed -n -e 's/^Summary: \(hits\|throughput\) *\([0-9.]*\).*/\2/p' <<<"$out")
+	rate=$(sed -n -e 's/^Summary: [^0-9]*\([0-9][0-9.]*\).*/\1/p' <<<"$out" | head -n1)
 	if [[ -z $rate ]]; then
 		echo "$me: $name: $side printed no Summary line" >&2
 		exit 1
