@@ -6,7 +6,8 @@
 # the per-pair ratios bench/upstream.
 #   UPSTREAM=/path/to/upstream/bench PAIRS=3 scripts/upstream_compare.sh [OPTION...] NAME...
 # OPTIONs go to both runners, each in its joined form: -wN -dN -a -pN
-# (default -w1 -d3 -a), and a family's own as --name=value (--nr_entries=1000). --markdown prints the table as Markdown. A NAME one
+# (default -w1 -d3 -a), and a family's own as --name=value
+# (--nr_entries=1000). --markdown prints the table as Markdown. A NAME one
 # of the two cannot run on this kernel is skipped with the reason; BENCH_BIN
 # picks another bench build. Each pair is shown on stderr.
 set -euo pipefail
@@ -91,11 +92,14 @@ refusal() {
 	verdict=$(awk -v n="$name" '$1 == n {$1 = ""; sub(/^ +/, ""); print}' <<<"$probed")
 	if [[ -z $verdict ]]; then
 		echo "bench has no benchmark of that name"
-	elif [[ $verdict != ok ]]; then
+	# "ok (trigger: ...)": bench runs it, on the trigger it names.
+	elif [[ $verdict != ok && $verdict != "ok ("* ]]; then
 		echo "bench: $verdict"
 	elif ! grep -qxF -- "- $name" <<<"$upstream_list"; then
 		echo "the kernel's runner has no benchmark of that name"
-	elif ! out=$(run_upstream -w1 -d1 "$name" 2>&1 >/dev/null); then
+	# With the options as given (a family's, the producers): the last -w -d
+	# win.
+	elif ! out=$(run_upstream "${opts[@]}" -w1 -d1 "$name" 2>&1 >/dev/null); then
 		# Its reason is the last line of its stderr.
 		echo "the kernel's runner fails here: $(tail -n1 <<<"$out")"
 	fi

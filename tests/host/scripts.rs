@@ -209,7 +209,9 @@ fn upstream_compare_refuses_what_it_cannot_compare_before_any_run() {
         "
         - trig-rawtp | set UPSTREAM to the kernel runner's bench binary
         NOT_EXEC trig-rawtp | is not an executable file
-        /bin/true -w 1 trig-rawtp | options go to both runners as -wN -dN -a -pN (N from 1), got '-w'
+        /bin/true -w 1 trig-rawtp | options go to both runners as -wN -dN -a -pN (N from 1) or --name=value, got '-w'
+        /bin/true --nr_loops 5 bpf-loop | got '--nr_loops'
+        /bin/true --nr_loops= bpf-loop | a family's option goes to both runners as --name=value, got '--nr_loops='
         /bin/true -w0 trig-rawtp | got '-w0'
         /bin/true -s trig-rawtp | got '-s'
         /bin/true -a | name at least one benchmark
@@ -234,12 +236,12 @@ fn upstream_compare_refuses_what_it_cannot_compare_before_any_run() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A stand-in for the kernel's runner: lists `trig-usermode-count` and runs
-/// it as `body` says.
+/// A stand-in for the kernel's runner: lists `trig-usermode-count` and
+/// `bpf-loop` and runs them as `body` says.
 fn stand_in_upstream(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("upstream-bench");
     let script = format!(
-        "#!/bin/sh\nif [ \"$1\" = --list ]; then printf 'Available benchmarks:\\n- trig-usermode-count\\n'; exit 0; fi\n{body}\n"
+        "#!/bin/sh\nif [ \"$1\" = --list ]; then printf 'Available benchmarks:\\n- trig-usermode-count\\n- bpf-loop\\n'; exit 0; fi\n{body}\n"
     );
     fs::write(&path, script).unwrap();
     fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
@@ -299,6 +301,22 @@ fn upstream_compare_skips_what_either_runner_cannot_run_and_divides_the_rest() {
     assert!(ours > 0.0, "{row:?}");
     assert!((ratio - ours / 50.0).abs() < 1e-3, "{row:?}");
     assert!(out.stderr.contains("pair 0:"), "{}", out.stderr);
+
+    // A family's option reaches the kernel's runner, in its check and its
+    // runs: the stand-in runs only when given it.
+    let picky = stand_in_upstream(
+        &dir,
+        "case \"$*\" in *--nr_loops=7*) echo 'Summary: throughput    2.000 \u{b1} 0.010 M ops/s';; *) exit 1;; esac",
+    );
+    let out = compare(&picky, &["--nr_loops=7", "bpf-loop"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("bpf-loop ") && l.split_whitespace().nth(1) == Some("2.000")),
+        "{}",
+        out.stdout
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
 
