@@ -244,6 +244,9 @@ fn timed_outcome(
     }
     match &summary {
         Some(summary) => {
+            for line in reporter.per_cpu(&record.figures) {
+                console.line(&line);
+            }
             console.line(&match run {
                 Some(run) => reporter.run_line(run, summary, config.producers),
                 None => reporter.summary(summary, config.producers),
@@ -335,6 +338,9 @@ fn fixed_outcome(
         });
     }
     for line in reporter.fixed(&fixed, config) {
+        console.line(&line);
+    }
+    for line in reporter.per_cpu(&record.figures) {
         console.line(&line);
     }
     if let Some(line) = reporter.bpf_timing(&record.figures, config) {

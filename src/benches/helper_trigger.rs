@@ -168,6 +168,11 @@ impl<S> HelperWorkload<S> {
             skel,
         }
     }
+
+    /// The loaded object, for a family that reads what its body kept.
+    pub fn skel(&self) -> &bpf::Owned<S> {
+        &self.skel
+    }
 }
 
 impl<S: Skel<'static> + Sync> Workload for HelperWorkload<S> {

@@ -29,8 +29,8 @@ pub const NR_LOOPS: NumberOption = NumberOption {
     long: "nr_loops",
     short: None,
     value_name: "N",
-    help: "Iterations of each loop: bpf_loop()'s count (bpf-loop, default 10) or bpf_for()'s \
-           (bpf-for, default 1000)",
+    help: "Iterations of each loop: bpf_loop()'s count (bpf-loop, default 10), bpf_for()'s \
+           (bpf-for, default 1000), or lookups per trigger (bpf-hashmap-lookup, default 1000000)",
     default: 10,
     min: 1,
     max: MAX_LOOPS,

@@ -13,6 +13,7 @@ pub mod breakpoint;
 pub mod churn;
 pub mod count;
 pub mod crypto;
+pub mod hashmap;
 pub mod helper_trigger;
 pub mod helpers;
 pub mod perf_uprobe;
@@ -48,6 +49,18 @@ pub enum Metric {
     /// `ops_report_final` print them: throughput in M ops/s and latency in
     /// ns/op (one producer's time per hit), one op being one hit.
     HitOps,
+    /// Hits, and before the summary the kernel runner's per-CPU lines of a
+    /// benchmark timed inside BPF, from the figures its run kept.
+    PerCpu(PerCpuLines),
+}
+
+/// Which per-CPU lines a [`Metric::PerCpu`] benchmark prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerCpuLines {
+    /// `N:hash_map_full_perf X events per sec`.
+    FullUpdate,
+    /// `cpuNN: lookup X.XXXM ± Y.YYYM events/sec (approximated from N samples of ~Mms)`.
+    Lookup,
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -361,6 +374,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         crypto::BENCHES,
         timing::BENCHES,
         helpers::BENCHES,
+        hashmap::BENCHES,
     ]
     .into_iter()
     .flatten()

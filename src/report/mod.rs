@@ -17,6 +17,7 @@ pub mod latency;
 pub mod latency_plot;
 pub mod listing;
 pub mod output;
+pub mod per_cpu;
 pub mod perf;
 pub mod plot;
 pub mod profile;

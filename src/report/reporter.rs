@@ -2,7 +2,7 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{latency, perf, sweep_tables, text};
+use super::{latency, per_cpu, perf, sweep_tables, text};
 use std::collections::BTreeMap;
 
 use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
@@ -70,7 +70,7 @@ impl Reporter {
     /// One second's line.
     pub fn tick(&self, sample: &Sample, producers: usize) -> String {
         match self.metric {
-            Metric::Hits => text::iteration_line(sample, producers),
+            Metric::Hits | Metric::PerCpu(_) => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
             Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
         }
@@ -79,7 +79,7 @@ impl Reporter {
     /// The `Summary:` line: the last line on stdout, which scripts cut.
     pub fn summary(&self, summary: &Summary, producers: usize) -> String {
         match self.metric {
-            Metric::Hits => text::summary_line(summary, self.emulated),
+            Metric::Hits | Metric::PerCpu(_) => text::summary_line(summary, self.emulated),
             Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
@@ -100,7 +100,7 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits | Metric::HitOps => {
+            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::Ops(format) => perf_block(&format, run, config),
@@ -139,10 +139,20 @@ impl Reporter {
         })
     }
 
+    /// The kernel runner's per-CPU lines of a benchmark timed inside BPF
+    /// (`Metric::PerCpu`), from the figures its run kept: printed before its
+    /// summary (a fixed run's, after its block); none for other benchmarks.
+    pub fn per_cpu(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
+        match self.metric {
+            Metric::PerCpu(kind) => per_cpu::lines(kind, kept),
+            _ => Vec::new(),
+        }
+    }
+
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
-            Metric::Hits | Metric::HitOps => "hit",
+            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) => "hit",
             Metric::Ops(_) => "operation",
         }
     }

@@ -18,6 +18,7 @@ mod cli_props;
 mod compare_reports;
 mod crypto;
 mod docs;
+mod hashmap;
 mod helpers;
 mod latency;
 mod output_safety;

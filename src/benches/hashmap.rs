@@ -1,0 +1,638 @@
+//! The hash map family, under the kernel runner's names
+//! (`benchs/bench_bpf_hashmap_full_update.c`, `bench_bpf_hashmap_lookup.c`):
+//! what an update of a full hash map costs (10000 updates per trigger of a
+//! key the map does not hold), and what a lookup costs (`--nr_loops`
+//! lookups per trigger, `--nr_entries` keys in turn). Each body times itself
+//! inside BPF, per CPU; the run keeps those times as figures and prints the
+//! kernel runner's per-CPU lines from them. The `rhashmap` pair runs the same
+//! bodies on the resizable hash map (BPF_MAP_TYPE_RHASH), where the kernel
+//! has it. Each body runs from the trigger [`helper_trigger`] chooses.
+
+use std::os::unix::ffi::OsStrExt;
+use std::sync::OnceLock;
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{libbpf_sys, AsRawLibbpf, MapCore, MapFlags};
+
+use super::helper_trigger::{self, Body, HelperWorkload};
+use super::helpers::{BPF_LOOP, NR_LOOPS};
+use super::{Benchmark, Info, Metric, PerCpuLines};
+use crate::bpf::skel::hashmap::{HashmapSkel, HashmapSkelBuilder};
+use crate::bpf::{self, HitCounters, Needs};
+use crate::config::{BenchOption, NumberOption, RunConfig};
+use crate::error::{Error, Result};
+use crate::figures::{self, Better, Figure};
+use crate::kernel;
+use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::trigger_path::{TriggerPath, TriggerUsed};
+
+/// Updates per trigger of the full map (the kernel runner's MAX_LOOP_NUM).
+pub const FULL_UPDATES_PER_TRIGGER: u64 = 10_000;
+/// FULL_ENTRIES in `bpf/hashmap.bpf.c`: the full map's size.
+const FULL_ENTRIES: u32 = 1000;
+/// MAX_KEY_SIZE in `bpf/hashmap.bpf.c`: the size of the key the body looks up.
+const MAX_KEY_SIZE: u64 = 1024;
+/// NR_CPUS and NR_SLOTS in `bpf/hashmap.bpf.c`: the CPUs whose times the
+/// bodies keep, and the last triggers' times kept per CPU.
+const NR_CPUS: usize = 256;
+const NR_SLOTS: usize = 32;
+/// BPF_F_NO_PREALLOC: the resizable map allocates its elements on demand,
+/// and refuses to be created without the flag.
+const NO_PREALLOC: u32 = 1;
+/// The kernel's name of the resizable hash map type, in its BTF.
+const RHASH: &str = "BPF_MAP_TYPE_RHASH";
+/// The first release with it (merged for it in June 2026).
+const RHASH_SINCE: &str = "7.2";
+
+pub const KEY_SIZE: NumberOption = NumberOption {
+    long: "key_size",
+    short: None,
+    value_name: "KEY_SIZE",
+    help: "The hashmap key size (max 1024)",
+    default: 4,
+    min: 1,
+    max: MAX_KEY_SIZE,
+    why_max: "the key the BPF program looks up is 1024 bytes",
+};
+pub const MAP_FLAGS: NumberOption = NumberOption {
+    long: "map_flags",
+    short: None,
+    value_name: "MAP_FLAGS",
+    help: "The hashmap flags passed to BPF_MAP_CREATE",
+    default: 0,
+    min: 0,
+    max: u32::MAX as u64,
+    why_max: "BPF_MAP_CREATE's flags are 32 bits",
+};
+pub const MAX_ENTRIES: NumberOption = NumberOption {
+    long: "max_entries",
+    short: None,
+    value_name: "MAX_ENTRIES",
+    help: "The hashmap max entries",
+    default: 1000,
+    min: 1,
+    max: u32::MAX as u64,
+    why_max: "BPF_MAP_CREATE's max_entries is 32 bits",
+};
+pub const NR_ENTRIES: NumberOption = NumberOption {
+    long: "nr_entries",
+    short: None,
+    value_name: "NR_ENTRIES",
+    help: "The number of entries to insert/lookup",
+    default: 500,
+    min: 1,
+    max: u32::MAX as u64,
+    why_max: "the keys are 32-bit",
+};
+const LOOKUP_NR_LOOPS: NumberOption = NumberOption {
+    default: 1_000_000,
+    ..NR_LOOPS
+};
+
+static LOOKUP_OPTIONS: [BenchOption; 5] = [
+    BenchOption::Number(KEY_SIZE),
+    BenchOption::Number(MAP_FLAGS),
+    BenchOption::Number(MAX_ENTRIES),
+    BenchOption::Number(NR_ENTRIES),
+    BenchOption::Number(LOOKUP_NR_LOOPS),
+];
+
+/// What the run keeps (`Workload::figures`), by name.
+pub const KEPT_UPDATES: &str = "updates_per_sec";
+pub const KEPT_LOOKUPS: &str = "lookups_per_sec";
+pub const KEPT_NS_PER_LOOKUP: &str = "ns_per_lookup";
+
+/// Full updates per second inside BPF: each CPU's last trigger's updates
+/// over their time, the mean over CPUs (the kernel runner's per-CPU
+/// `hash_map_full_perf`).
+pub const UPDATES: Figure = Figure {
+    name: "full-update",
+    unit: "updates/s (timed in BPF)",
+    better: Better::Higher,
+    of_run: |run| figures::kept(run, KEPT_UPDATES),
+    per_second: None,
+    show: figures::rate,
+    show_spread: figures::rate_with_sd,
+};
+/// Lookups per second of a trigger's loops, timed inside BPF: each CPU's
+/// mean over its last 32 triggers, the mean over CPUs (the kernel runner's
+/// per-CPU `lookup X M events/sec`).
+pub const LOOKUPS: Figure = Figure {
+    name: "lookup",
+    unit: "lookups/s (timed in BPF)",
+    of_run: |run| figures::kept(run, KEPT_LOOKUPS),
+    ..UPDATES
+};
+/// The time of one lookup inside BPF: the kept triggers' mean time over
+/// their lookups.
+pub const NS_PER_LOOKUP: Figure = Figure {
+    name: "ns-per-lookup",
+    unit: "ns/lookup",
+    better: Better::Lower,
+    of_run: |run| figures::kept(run, KEPT_NS_PER_LOOKUP),
+    per_second: None,
+    show: |ns| format!("{ns:.3} ns/lookup"),
+    show_spread: |ns, sd| format!("{ns:.3} \u{b1} {sd:.3} ns/lookup"),
+};
+
+/// What a per-CPU value the run keeps is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuValue {
+    /// Full updates per second (of its last trigger).
+    Updates,
+    /// Lookups per second, mean over its kept triggers.
+    Lookups,
+    /// Twice their standard deviation, as the kernel runner prints it.
+    LookupsSpread,
+    /// How many triggers' times it kept.
+    Samples,
+    /// Their mean time, in ms.
+    Millis,
+}
+
+const CPU_VALUES: [CpuValue; 5] = [
+    CpuValue::Updates,
+    CpuValue::Lookups,
+    CpuValue::LookupsSpread,
+    CpuValue::Samples,
+    CpuValue::Millis,
+];
+
+/// The name a CPU's value is kept under (`cpu03 lookups`): built once for
+/// every CPU the bodies time, so that the names live as long as the process.
+pub fn cpu_key(cpu: usize, value: CpuValue) -> Option<&'static str> {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        (0..NR_CPUS)
+            .flat_map(|cpu| {
+                CPU_VALUES.iter().map(move |v| {
+                    let what = match v {
+                        CpuValue::Updates => "updates",
+                        CpuValue::Lookups => "lookups",
+                        CpuValue::LookupsSpread => "lookups_2sd",
+                        CpuValue::Samples => "samples",
+                        CpuValue::Millis => "ms",
+                    };
+                    format!("cpu{cpu:02} {what}")
+                })
+            })
+            .collect()
+    });
+    let index = CPU_VALUES.iter().position(|v| *v == value)?;
+    names
+        .get(cpu * CPU_VALUES.len() + index)
+        .map(String::as_str)
+}
+
+/// The CPUs whose values can be kept.
+pub const fn timed_cpus() -> usize {
+    NR_CPUS
+}
+
+/// Which hash map a benchmark runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MapKind {
+    Hash,
+    /// BPF_MAP_TYPE_RHASH, where the kernel has it.
+    Resizable,
+}
+
+/// Which body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    FullUpdate,
+    Lookup,
+}
+
+struct Hashmap {
+    info: Info,
+    work: Work,
+    map: MapKind,
+}
+
+const fn hashmap(
+    name: &'static str,
+    description: &'static str,
+    work: Work,
+    map: MapKind,
+) -> Hashmap {
+    let base = Info::hits(name, description)
+        .untimed("one operation is one trigger, whose time is thousands of map operations")
+        .needs(Needs::Link);
+    let info = match work {
+        Work::FullUpdate => Info {
+            metric: Metric::PerCpu(PerCpuLines::FullUpdate),
+            figures: &[figures::HITS, UPDATES],
+            ..base
+        },
+        Work::Lookup => Info {
+            metric: Metric::PerCpu(PerCpuLines::Lookup),
+            figures: &[figures::HITS, LOOKUPS, NS_PER_LOOKUP],
+            ..base.options(&LOOKUP_OPTIONS)
+        },
+    };
+    Hashmap { info, work, map }
+}
+
+pub static BENCHES: &[&dyn Benchmark] = &[
+    &hashmap(
+        "bpf-hashmap-full-update",
+        "10000 updates per trigger of a key a full hash map (1000 entries, preallocated) does \
+         not hold; hits are updates, also timed in BPF per CPU",
+        Work::FullUpdate,
+        MapKind::Hash,
+    ),
+    &hashmap(
+        "bpf-rhashmap-full-update",
+        "bpf-hashmap-full-update on the resizable hash map (BPF_MAP_TYPE_RHASH, Linux 7.2+)",
+        Work::FullUpdate,
+        MapKind::Resizable,
+    ),
+    &hashmap(
+        "bpf-hashmap-lookup",
+        "--nr_loops lookups per trigger of --nr_entries keys in a hash map; hits are lookups, \
+         also timed in BPF per CPU",
+        Work::Lookup,
+        MapKind::Hash,
+    ),
+    &hashmap(
+        "bpf-rhashmap-lookup",
+        "bpf-hashmap-lookup on the resizable hash map (BPF_MAP_TYPE_RHASH, Linux 7.2+)",
+        Work::Lookup,
+        MapKind::Resizable,
+    ),
+];
+
+/// The resizable hash map's type number in the running kernel (from its
+/// BTF), or why it has none.
+fn resizable_map_type() -> Result<u32> {
+    let lacks = || {
+        Error::unsupported(kernel::needs_linux(
+            "the resizable hash map (BPF_MAP_TYPE_RHASH) needs",
+            RHASH_SINCE,
+        ))
+    };
+    let btf = libbpf_rs::btf::Btf::from_vmlinux().map_err(|e| {
+        Error::unsupported(format!(
+            "cannot read the kernel's BTF to find BPF_MAP_TYPE_RHASH: {e}"
+        ))
+    })?;
+    let types = btf
+        .type_by_name::<libbpf_rs::btf::types::Enum<'_>>("bpf_map_type")
+        .ok_or_else(lacks)?;
+    let value = types
+        .iter()
+        .find(|member| member.name.map(OsStrExt::as_bytes) == Some(RHASH.as_bytes()))
+        .and_then(|member| u32::try_from(member.value).ok());
+    value.ok_or_else(lacks)
+}
+
+/// The lookup options as set-up uses them.
+#[derive(Clone, Copy, Debug)]
+struct Lookup {
+    key_size: u32,
+    map_flags: u32,
+    max_entries: u32,
+    nr_entries: u32,
+    /// Inner loops per trigger: the kernel runner's nr_loops / nr_entries.
+    outer: u64,
+}
+
+impl Lookup {
+    fn of(config: &RunConfig) -> Lookup {
+        let number = |o: &NumberOption| config.params.number(o);
+        // Within u32: each option's maximum.
+        let nr_entries = number(&NR_ENTRIES) as u32;
+        Lookup {
+            key_size: number(&KEY_SIZE) as u32,
+            map_flags: number(&MAP_FLAGS) as u32,
+            max_entries: number(&MAX_ENTRIES) as u32,
+            nr_entries,
+            outer: number(&LOOKUP_NR_LOOPS) / u64::from(nr_entries.max(1)),
+        }
+    }
+
+    fn per_trigger(&self) -> u64 {
+        self.outer * u64::from(self.nr_entries)
+    }
+
+    /// The key's words after the first: the same in every key.
+    fn words(&self) -> [u32; MAX_KEY_SIZE as usize / 4] {
+        let mut words = [0u32; MAX_KEY_SIZE as usize / 4];
+        for (i, word) in words
+            .iter_mut()
+            .enumerate()
+            .take(self.key_size as usize / 4)
+            .skip(1)
+        {
+            *word = 2_654_435_761u32.wrapping_mul(i as u32);
+        }
+        words
+    }
+}
+
+impl Benchmark for Hashmap {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+
+    fn validate(&self, config: &RunConfig) -> Result<()> {
+        if self.work != Work::Lookup {
+            return Ok(());
+        }
+        let lookup = Lookup::of(config);
+        if lookup.nr_entries > lookup.max_entries {
+            return Err(Error::usage(format!(
+                "--nr_entries {} is more than --max_entries {} for {}: the map cannot hold them",
+                lookup.nr_entries, lookup.max_entries, self.info.name
+            )));
+        }
+        if lookup.outer == 0 {
+            return Err(Error::usage(format!(
+                "--nr_loops {} is less than --nr_entries {} for {}: a trigger would look up \
+                 nothing (it makes --nr_loops / --nr_entries loops over the entries)",
+                config.params.number(&LOOKUP_NR_LOOPS),
+                lookup.nr_entries,
+                self.info.name
+            )));
+        }
+        Ok(())
+    }
+
+    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let rhash = match self.map {
+            MapKind::Hash => None,
+            MapKind::Resizable => Some(resizable_map_type()?),
+        };
+        let lookup = (self.work == Work::Lookup).then(|| Lookup::of(config));
+        let body = Body {
+            name: match self.work {
+                Work::FullUpdate => "full_update",
+                Work::Lookup => "lookup",
+            },
+            upstream: TriggerPath::FentryGetpgid,
+            ops_per_trigger: lookup.map_or(FULL_UPDATES_PER_TRIGGER, |l| l.per_trigger()),
+            calls: &[BPF_LOOP],
+        };
+        let (mut skel, link, used) = helper_trigger::load(&body, |program| {
+            let mut storage = bpf::ObjectStorage::new();
+            // SAFETY: this storage is opened once, and the skeleton goes into
+            // an `Owned` with it (or, failing to load, drops before it).
+            let mut open = HashmapSkelBuilder::default().open(unsafe { storage.object() })?;
+            if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
+                rodata.tgid = std::process::id();
+            }
+            // The map the body does not use is not created.
+            let (used_map, unused_map) = match lookup {
+                Some(_) => (&mut open.maps.lookup_map, &mut open.maps.full_map),
+                None => (&mut open.maps.full_map, &mut open.maps.lookup_map),
+            };
+            unused_map.set_autocreate(false)?;
+            if let Some(lookup) = lookup {
+                used_map.set_key_size(lookup.key_size)?;
+                used_map.set_value_size(8)?;
+                used_map.set_max_entries(lookup.max_entries)?;
+                used_map.set_map_flags(lookup.map_flags)?;
+            }
+            if let Some(map_type) = rhash {
+                // SAFETY: the map is the open object's, not yet loaded;
+                // libbpf only records the type.
+                let rc = unsafe {
+                    libbpf_sys::bpf_map__set_type(used_map.as_libbpf_object().as_ptr(), map_type)
+                };
+                if rc != 0 {
+                    return Err(libbpf_rs::Error::from_raw_os_error(-rc));
+                }
+                let flags = used_map.map_flags() | NO_PREALLOC;
+                used_map.set_map_flags(flags)?;
+            }
+            for mut prog in open.open_object_mut().progs_mut() {
+                if prog.name() == program {
+                    prog.set_autoload(true);
+                }
+            }
+            Ok(bpf::Owned::new(open.load()?, storage))
+        })?;
+        match lookup {
+            None => fill_full_map(&skel)?,
+            Some(lookup) => fill_lookup_map(&mut skel, &lookup)?,
+        }
+        if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
+            bss.full_nr_loops = FULL_UPDATES_PER_TRIGGER;
+            if let Some(lookup) = lookup {
+                bss.nr_entries = u64::from(lookup.nr_entries);
+                bss.nr_loops = lookup.outer;
+            }
+        }
+        // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
+        // the workload beside the counters, dropped after them.
+        let hits =
+            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
+        Ok(Box::new(HashmapWorkload {
+            inner: HelperWorkload::new(skel, link, hits, used, body),
+            work: self.work,
+            per_trigger: body.ops_per_trigger,
+        }))
+    }
+}
+
+fn map_error(what: &str, e: &libbpf_rs::Error) -> Error {
+    Error::setup(format!("filling the {what} map failed: {e:#}"))
+}
+
+/// Fills the full map: keys 0 to 999, none of them the bodies' keys.
+fn fill_full_map(skel: &HashmapSkel<'static>) -> Result<()> {
+    for i in 0..FULL_ENTRIES {
+        skel.maps
+            .full_map
+            .update(&i.to_ne_bytes(), &u64::from(i).to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| map_error("full", &e))?;
+    }
+    Ok(())
+}
+
+/// Fills keys 1..=nr_entries (the first word; the others the same in
+/// every key), and gives the body the same words.
+fn fill_lookup_map(skel: &mut HashmapSkel<'static>, lookup: &Lookup) -> Result<()> {
+    let mut words = lookup.words();
+    if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
+        bss.key = words;
+    }
+    let size = lookup.key_size as usize;
+    for i in 0..u64::from(lookup.nr_entries) {
+        words[0] = (i + 1) as u32;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        skel.maps
+            .lookup_map
+            .update(&bytes[..size], &i.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| map_error("lookup", &e))?;
+    }
+    Ok(())
+}
+
+/// A hash map benchmark after set-up: the helper workload, and the times
+/// its body kept.
+struct HashmapWorkload {
+    inner: HelperWorkload<HashmapSkel<'static>>,
+    work: Work,
+    /// Map operations per trigger.
+    per_trigger: u64,
+}
+
+impl Workload for HashmapWorkload {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        self.inner.produce(ctx)
+    }
+
+    fn measure(&self, ops: u64) -> Counts {
+        self.inner.measure(ops)
+    }
+
+    fn trigger(&self) -> Option<TriggerUsed> {
+        self.inner.trigger()
+    }
+
+    fn figures(&self) -> Vec<(&'static str, f64)> {
+        let Some(bss) = self.inner.skel().maps.bss_data.as_deref() else {
+            return Vec::new();
+        };
+        match self.work {
+            Work::FullUpdate => full_update_figures(&bss.full_time, self.per_trigger),
+            Work::Lookup => lookup_figures(&bss.times, self.per_trigger),
+        }
+    }
+}
+
+/// Each CPU's updates per second (of its last trigger), and their mean.
+fn full_update_figures(times: &[u64], per_trigger: u64) -> Vec<(&'static str, f64)> {
+    let mut kept = Vec::new();
+    let mut rates = Vec::new();
+    for (cpu, &ns) in times.iter().enumerate().filter(|(_, ns)| **ns > 0) {
+        // Whole events, as the kernel runner divides.
+        let rate = (per_trigger * 1_000_000_000 / ns) as f64;
+        rates.extend(cpu_key(cpu, CpuValue::Updates).map(|key| {
+            kept.push((key, rate));
+            rate
+        }));
+    }
+    if !rates.is_empty() {
+        kept.push((KEPT_UPDATES, rates.iter().sum::<f64>() / rates.len() as f64));
+    }
+    kept
+}
+
+/// Each CPU's lookups per second over its kept triggers (mean, twice the
+/// standard deviation, how many, their mean time), the mean over CPUs, and
+/// the time per lookup over every kept trigger.
+fn lookup_figures(times: &[[u64; NR_SLOTS]], per_trigger: u64) -> Vec<(&'static str, f64)> {
+    let mut kept = Vec::new();
+    let mut means = Vec::new();
+    let (mut total_ns, mut triggers) = (0u64, 0u64);
+    for (cpu, slots) in times.iter().enumerate() {
+        // The kernel runner reads the slots up to the first empty one.
+        let timed: Vec<u64> = slots.iter().copied().take_while(|ns| *ns > 0).collect();
+        let Some(stats) = CpuLookups::of(&timed, per_trigger) else {
+            continue;
+        };
+        let keys = CPU_VALUES[1..].iter().map(|v| cpu_key(cpu, *v));
+        let values = [
+            stats.mean * 1e6,
+            stats.spread * 1e6,
+            timed.len() as f64,
+            stats.mean_ms as f64,
+        ];
+        for (key, value) in keys.zip(values) {
+            kept.extend(key.map(|key| (key, value)));
+        }
+        means.push(stats.mean * 1e6);
+        total_ns += timed.iter().sum::<u64>();
+        triggers += timed.len() as u64;
+    }
+    if !means.is_empty() {
+        kept.push((KEPT_LOOKUPS, means.iter().sum::<f64>() / means.len() as f64));
+    }
+    if triggers > 0 && per_trigger > 0 {
+        let ns = total_ns as f64 / (triggers * per_trigger) as f64;
+        kept.push((KEPT_NS_PER_LOOKUP, ns));
+    }
+    kept
+}
+
+/// One CPU's kept triggers, as the kernel runner sums them up.
+#[derive(Debug, PartialEq)]
+struct CpuLookups {
+    /// Lookups per second, in millions: the mean of each trigger's.
+    mean: f64,
+    /// Twice their standard deviation (n - 1), in millions.
+    spread: f64,
+    /// The triggers' mean time, whole ms.
+    mean_ms: u64,
+}
+
+impl CpuLookups {
+    fn of(timed: &[u64], per_trigger: u64) -> Option<CpuLookups> {
+        if timed.is_empty() {
+            return None;
+        }
+        let n = timed.len() as f64;
+        // Millions per second, from whole events per second.
+        let rate = |ns: u64| (per_trigger * 1_000_000_000 / ns) as f64 / 1e6;
+        let mean = timed.iter().map(|&ns| rate(ns)).sum::<f64>() / n;
+        let variance = match timed.len() {
+            1 => 0.0,
+            _ => {
+                timed
+                    .iter()
+                    .map(|&ns| (mean - rate(ns)).powi(2))
+                    .sum::<f64>()
+                    / (n - 1.0)
+            }
+        };
+        let mean_ns = timed.iter().sum::<u64>() / timed.len() as u64;
+        Some(CpuLookups {
+            mean,
+            spread: 2.0 * variance.sqrt(),
+            mean_ms: mean_ns / 1_000_000,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cpus_lookups_are_summed_up_as_the_kernel_runner_does() {
+        // 1M lookups in 20 ms and in 25 ms: 50 and 40 M/s.
+        let stats = CpuLookups::of(&[20_000_000, 25_000_000], 1_000_000).unwrap();
+        assert!((stats.mean - 45.0).abs() < 1e-9, "{stats:?}");
+        // sd of (50, 40) with n - 1 is 7.071; twice that.
+        assert!((stats.spread - 14.142_135_6).abs() < 1e-6, "{stats:?}");
+        assert_eq!(stats.mean_ms, 22);
+        assert_eq!(CpuLookups::of(&[], 1), None);
+    }
+
+    #[test]
+    fn slots_count_up_to_the_first_empty_one() {
+        let mut times = vec![[0u64; NR_SLOTS]; NR_CPUS];
+        times[1][0] = 10_000_000;
+        times[1][1] = 10_000_000;
+        times[1][3] = 1;
+        let kept = lookup_figures(&times, 1_000_000);
+        let get = |name: &str| kept.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        assert_eq!(get("cpu01 samples"), Some(2.0));
+        assert_eq!(get("cpu01 lookups"), Some(100e6));
+        assert_eq!(get(KEPT_LOOKUPS), Some(100e6));
+        assert_eq!(get(KEPT_NS_PER_LOOKUP), Some(10.0));
+        assert_eq!(get("cpu00 samples"), None);
+    }
+
+    #[test]
+    fn full_updates_are_whole_events_per_cpu() {
+        let kept = full_update_figures(&[0, 3_000_000, 0], 10_000);
+        assert_eq!(
+            kept,
+            [("cpu01 updates", 3_333_333.0), (KEPT_UPDATES, 3_333_333.0)]
+        );
+    }
+}
