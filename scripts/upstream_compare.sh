@@ -65,8 +65,9 @@ run_upstream() {
 
 # summary_rate NAME SIDE COMMAND...: runs one benchmark and prints the first
 # number of its Summary line (hits or throughput in M/s; htab-mem's
-# per-producer k ops/s: the same unit on both sides). A failed run ends the
-# script.
+# per-producer k ops/s: the same unit on both sides), or of its first
+# per-CPU lookup line (bpf-hashmap-lookup's M lookups/s). A failed run ends
+# the script.
 summary_rate() {
 	local name=$1 side=$2 out rate err
 	shift 2
@@ -77,7 +78,12 @@ summary_rate() {
 		exit 1
 	fi
 	rm -f "$err"
-	rate=$(sed -n -e 's/^Summary: [^0-9]*\([0-9][0-9.]*\).*/\1/p' <<<"$out" | head -n1)
+	# bpf-hashmap-lookup: the kernel's runner prints no Summary, but
+	# "cpuNN: lookup X.XXXM ± ..." per CPU, timed inside BPF; bench prints the
+	# same line, and both sides are read from it (the first CPU's).
+	rate=$(sed -n -e 's/^cpu[0-9]*: lookup \([0-9][0-9.]*\)M .*/\1/p' <<<"$out" | head -n1)
+	[[ -n $rate ]] ||
+		rate=$(sed -n -e 's/^Summary: [^0-9]*\([0-9][0-9.]*\).*/\1/p' <<<"$out" | head -n1)
 	if [[ -z $rate ]]; then
 		echo "$me: $name: $side printed no Summary line" >&2
 		exit 1

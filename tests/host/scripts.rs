@@ -432,3 +432,33 @@ fn regex_lite(pattern: &str) -> impl Fn(&str) -> bool {
         out.success()
     }
 }
+
+/// The kernel's run_bench_bpf_hashmap_full_update.sh prints the runner's
+/// whole output: bench's has the per-CPU lines before its Summary.
+#[test]
+fn the_hashmap_script_prints_upstreams_lines() {
+    let _lock = probe_lock();
+    let out = quick("run_bench_bpf_hashmap_full_update.sh", &[], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let full_perf = regex_lite("^[0-9]+:hash_map_full_perf [0-9]+ events per sec$");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| full_perf(l))
+        .expect("a per-CPU line");
+    assert!(
+        lines[first..].iter().take_while(|l| full_perf(l)).count() >= 1,
+        "{}",
+        out.stdout
+    );
+    assert!(
+        lines.last().unwrap().starts_with("Summary: hits "),
+        "{}",
+        out.stdout
+    );
+    let out = quick("run_bench_bpf_hashmap_full_update.sh", &[], &["--markdown"]);
+    let row = regex_lite("^| cpu[0-9]+ | [0-9]+ events per sec |$");
+    assert!(out.stdout.lines().any(row), "{}", out.stdout);
+    let out = quick("run_bench_bpf_hashmap_full_update.sh", &[], &["cpu"]);
+    assert_one_clear_line(&out, 2, "unexpected argument cpu");
+}
