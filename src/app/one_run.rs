@@ -245,8 +245,10 @@ fn timed_outcome(
     match &summary {
         Some(summary) => {
             console.line(&match run {
-                Some(run) => reporter.run_line(run, summary, config.producers),
-                None => reporter.summary(summary, config.producers),
+                Some(run) => {
+                    reporter.run_line_kept(run, summary, config.producers, &record.figures)
+                }
+                None => reporter.summary_kept(summary, config.producers, &record.figures),
             });
             if let Some(line) = reporter.bpf_timing(&record.figures, config) {
                 console.line(&line);

@@ -15,6 +15,7 @@ pub mod count;
 pub mod crypto;
 pub mod helper_trigger;
 pub mod helpers;
+pub mod htab_mem;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
@@ -48,6 +49,11 @@ pub enum Metric {
     /// `ops_report_final` print them: throughput in M ops/s and latency in
     /// ns/op (one producer's time per hit), one op being one hit.
     HitOps,
+    /// The kernel runner's htab-mem lines: hits are operations, shown per
+    /// producer in k/s, and a second's drops carry the map's memory in bytes
+    /// at its end (the workload reports a running sum of its readings), shown
+    /// in MiB; the Summary adds the peak the run kept.
+    HtabMem,
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -361,6 +367,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         crypto::BENCHES,
         timing::BENCHES,
         helpers::BENCHES,
+        htab_mem::BENCHES,
     ]
     .into_iter()
     .flatten()

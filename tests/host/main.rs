@@ -19,6 +19,7 @@ mod compare_reports;
 mod crypto;
 mod docs;
 mod helpers;
+mod htab_mem;
 mod latency;
 mod output_safety;
 mod outputs;
