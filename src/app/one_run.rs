@@ -248,8 +248,10 @@ fn timed_outcome(
                 console.line(&line);
             }
             console.line(&match run {
-                Some(run) => reporter.run_line(run, summary, config.producers),
-                None => reporter.summary(summary, config.producers),
+                Some(run) => {
+                    reporter.run_line_kept(run, summary, config.producers, &record.figures)
+                }
+                None => reporter.summary_kept(summary, config.producers, &record.figures),
             });
             if let Some(line) = reporter.bpf_timing(&record.figures, config) {
                 console.line(&line);

@@ -263,7 +263,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
 
 /// The resizable hash map's type number in the running kernel (from its
 /// BTF), or why it has none.
-fn resizable_map_type() -> Result<u32> {
+pub(super) fn resizable_map_type() -> Result<u32> {
     let lacks = || {
         // Which release first has it is not checked here: the kernel's own
         // list of map types is what decides.
@@ -286,6 +286,22 @@ fn resizable_map_type() -> Result<u32> {
         .find(|member| member.name.map(OsStrExt::as_bytes) == Some(RHASH.as_bytes()))
         .and_then(|member| u32::try_from(member.value).ok());
     value.ok_or_else(lacks)
+}
+
+/// Makes an open map the resizable hash map, of type number `map_type`
+/// ([`resizable_map_type`]), which allocates its elements on demand.
+pub(super) fn make_resizable(
+    map: &mut libbpf_rs::OpenMapMut<'_>,
+    map_type: u32,
+) -> std::result::Result<(), libbpf_rs::Error> {
+    // SAFETY: the map is the open object's, not yet loaded; libbpf only
+    // records the type.
+    let rc = unsafe { libbpf_sys::bpf_map__set_type(map.as_libbpf_object().as_ptr(), map_type) };
+    if rc != 0 {
+        return Err(libbpf_rs::Error::from_raw_os_error(-rc));
+    }
+    let flags = map.map_flags() | NO_PREALLOC;
+    map.set_map_flags(flags)
 }
 
 /// The lookup options as set-up uses them.
@@ -396,16 +412,7 @@ impl Benchmark for Hashmap {
                 used_map.set_map_flags(lookup.map_flags)?;
             }
             if let Some(map_type) = rhash {
-                // SAFETY: the map is the open object's, not yet loaded;
-                // libbpf only records the type.
-                let rc = unsafe {
-                    libbpf_sys::bpf_map__set_type(used_map.as_libbpf_object().as_ptr(), map_type)
-                };
-                if rc != 0 {
-                    return Err(libbpf_rs::Error::from_raw_os_error(-rc));
-                }
-                let flags = used_map.map_flags() | NO_PREALLOC;
-                used_map.set_map_flags(flags)?;
+                make_resizable(used_map, map_type)?;
             }
             for mut prog in open.open_object_mut().progs_mut() {
                 if prog.name() == program {

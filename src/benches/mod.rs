@@ -16,6 +16,7 @@ pub mod crypto;
 pub mod hashmap;
 pub mod helper_trigger;
 pub mod helpers;
+pub mod htab_mem;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
@@ -49,6 +50,11 @@ pub enum Metric {
     /// `ops_report_final` print them: throughput in M ops/s and latency in
     /// ns/op (one producer's time per hit), one op being one hit.
     HitOps,
+    /// The kernel runner's htab-mem lines: hits are operations, shown per
+    /// producer in k/s, and a second's drops carry the map's memory in bytes
+    /// at its end (the workload reports a running sum of its readings), shown
+    /// in MiB; the Summary adds the peak the run kept.
+    HtabMem,
     /// Hits, and before the summary the kernel runner's per-CPU lines of a
     /// benchmark timed inside BPF, from the figures its run kept.
     PerCpu(PerCpuLines),
@@ -375,6 +381,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         timing::BENCHES,
         helpers::BENCHES,
         hashmap::BENCHES,
+        htab_mem::BENCHES,
     ]
     .into_iter()
     .flatten()

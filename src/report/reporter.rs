@@ -2,7 +2,7 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{latency, per_cpu, perf, sweep_tables, text};
+use super::{htab_mem, latency, per_cpu, perf, sweep_tables, text};
 use std::collections::BTreeMap;
 
 use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
@@ -73,6 +73,7 @@ impl Reporter {
             Metric::Hits | Metric::PerCpu(_) => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
             Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
+            Metric::HtabMem => htab_mem::iteration_line(sample, producers),
         }
     }
 
@@ -81,9 +82,47 @@ impl Reporter {
         match self.metric {
             Metric::Hits | Metric::PerCpu(_) => text::summary_line(summary, self.emulated),
             Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
+            Metric::HtabMem => htab_mem::summary_line(summary, producers, None, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
+        }
+    }
+
+    /// The `Summary:` line of one run, with what the run kept of its own
+    /// (htab-mem's peak memory).
+    pub fn summary_kept(
+        &self,
+        summary: &Summary,
+        producers: usize,
+        kept: &BTreeMap<String, f64>,
+    ) -> String {
+        match self.metric {
+            Metric::HtabMem => {
+                use crate::benches::htab_mem::{KEPT_MEMORY, KEPT_MEMORY_SD, KEPT_PEAK};
+                let get = |name: &str| kept.get(name).copied();
+                let memory = match (get(KEPT_MEMORY), get(KEPT_MEMORY_SD), get(KEPT_PEAK)) {
+                    (Some(mean), Some(sd), Some(peak)) => Some(htab_mem::Memory { mean, sd, peak }),
+                    _ => None,
+                };
+                htab_mem::summary_line(summary, producers, memory, self.emulated)
+            }
+            _ => self.summary(summary, producers),
+        }
+    }
+
+    /// [`run_line`](Self::run_line) with what the run kept.
+    pub fn run_line_kept(
+        &self,
+        run: u32,
+        summary: &Summary,
+        producers: usize,
+        kept: &BTreeMap<String, f64>,
+    ) -> String {
+        let line = self.summary_kept(summary, producers, kept);
+        match line.strip_prefix("Summary:") {
+            Some(rest) => format!("Run {run:4}:{rest}"),
+            None => line,
         }
     }
 
@@ -102,6 +141,9 @@ impl Reporter {
         match self.metric {
             Metric::Hits | Metric::HitOps | Metric::PerCpu(_) => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
+            }
+            Metric::HtabMem => {
+                htab_mem::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::Ops(format) => perf_block(&format, run, config),
         }
@@ -153,6 +195,7 @@ impl Reporter {
     fn timed_unit(&self) -> &'static str {
         match self.metric {
             Metric::Hits | Metric::HitOps | Metric::PerCpu(_) => "hit",
+            Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",
         }
     }

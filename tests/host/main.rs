@@ -20,6 +20,7 @@ mod crypto;
 mod docs;
 mod hashmap;
 mod helpers;
+mod htab_mem;
 mod latency;
 mod output_safety;
 mod outputs;
