@@ -2,7 +2,7 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{latency, perf, sweep_tables, text};
+use super::{false_hits, latency, perf, sweep_tables, text};
 use std::collections::BTreeMap;
 
 use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
@@ -73,6 +73,7 @@ impl Reporter {
             Metric::Hits => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
             Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
+            Metric::FalseHits => false_hits::iteration_line(sample),
         }
     }
 
@@ -81,6 +82,7 @@ impl Reporter {
         match self.metric {
             Metric::Hits => text::summary_line(summary, self.emulated),
             Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
+            Metric::FalseHits => false_hits::summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -102,6 +104,11 @@ impl Reporter {
         match self.metric {
             Metric::Hits | Metric::HitOps => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
+            }
+            Metric::FalseHits => {
+                let mut lines = text::fixed_lines(self.bench, run, config.producers, self.emulated);
+                lines.push(false_hits::fixed_line(&run.counts));
+                lines
             }
             Metric::Ops(format) => perf_block(&format, run, config),
         }
@@ -142,7 +149,7 @@ impl Reporter {
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
-            Metric::Hits | Metric::HitOps => "hit",
+            Metric::Hits | Metric::HitOps | Metric::FalseHits => "hit",
             Metric::Ops(_) => "operation",
         }
     }
