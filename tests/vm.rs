@@ -49,11 +49,12 @@ const MULTI_UPROBES: [&str; 4] = [
     "trig-uretprobe-multi-ret",
 ];
 
-/// The count, rename, crypto and helper families, run on 6.12 for a fixed
-/// number of calls: name, options, hits per call (a bpf-loop call is 1000
-/// helper calls of `--nr_loops` iterations, a crypto call 64 runs of the
-/// program).
-const FAMILY_RUNS: [(&str, &str, u64); 13] = [
+/// The count, rename, crypto, helper and bloom families, run on 6.12 for a
+/// fixed number of calls: name, options, hits per call (a bpf-loop call is
+/// 1000 helper calls of `--nr_loops` iterations, a crypto call 64 runs of the
+/// program, a bloom walk one hit per array value; hashmap-without-bloom's
+/// 1024 lookups of random 8-byte keys in a map of 100 are all drops).
+const FAMILY_RUNS: [(&str, &str, u64); 16] = [
     ("count-global", "", 1),
     ("count-local", "", 1),
     ("rename-kprobe", "", 1),
@@ -67,6 +68,9 @@ const FAMILY_RUNS: [(&str, &str, u64); 13] = [
     ("bpf-for", "--nr_loops 10", 10_000),
     ("strncmp-no-helper", "", 1),
     ("strncmp-helper", "", 1),
+    ("bloom-lookup", "--nr_entries 100", 100),
+    ("bloom-update", "--nr_entries 100", 100),
+    ("hashmap-without-bloom", "--nr_entries 100", 0),
 ];
 /// Calls of each of [`FAMILY_RUNS`].
 const FAMILY_CALLS: u64 = 20;
