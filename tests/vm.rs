@@ -53,7 +53,9 @@ const MULTI_UPROBES: [&str; 4] = [
 /// fixed number of calls: name, options, hits per call (a bpf-loop call is
 /// 1000 helper calls of `--nr_loops` iterations, a crypto call 64 runs of
 /// the program, a full-update call 10000 updates, a lookup call
-/// `--nr_loops` lookups, a batch_add_batch_del trigger 2 ops).
+/// `--nr_loops` lookups, a batch_add_batch_del trigger 2 ops, a bloom walk
+/// one hit per array value; hashmap-without-bloom's 1024 lookups of random
+/// 8-byte keys in a map of 100 are all drops).
 const FAMILY_RUNS: &[(&str, &str, u64)] = &[
     ("count-global", "", 1),
     ("count-local", "", 1),
@@ -75,6 +77,9 @@ const FAMILY_RUNS: &[(&str, &str, u64)] = &[
         1000,
     ),
     ("htab-mem", "-p 2 --use-case batch_add_batch_del", 2),
+    ("bloom-lookup", "--nr_entries 100", 100),
+    ("bloom-update", "--nr_entries 100", 100),
+    ("hashmap-without-bloom", "--nr_entries 100", 0),
 ];
 
 /// Benchmarks 6.12 has not the kernel for, probed there: each says what it

@@ -8,6 +8,7 @@
 
 pub mod applies;
 pub mod attach;
+pub mod bloom;
 pub mod body;
 pub mod breakpoint;
 pub mod churn;
@@ -50,6 +51,13 @@ pub enum Metric {
     /// `ops_report_final` print them: throughput in M ops/s and latency in
     /// ns/op (one producer's time per hit), one op being one hit.
     HitOps,
+    /// Hits and false hits, printed as the kernel runner's
+    /// `false_hits_report_progress` and `false_hits_report_final` print
+    /// them: "N false hits of T total operations. Percentage = P %". The
+    /// false hits are the drops (a body that counts every false hit as a
+    /// drop, and nothing else), and the total is hits + drops + false hits,
+    /// as upstream adds them.
+    FalseHits,
     /// The kernel runner's htab-mem lines: hits are operations, shown per
     /// producer in k/s, and a second's drops carry the map's memory in bytes
     /// at its end (the workload reports a running sum of its readings), shown
@@ -382,6 +390,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         helpers::BENCHES,
         hashmap::BENCHES,
         htab_mem::BENCHES,
+        bloom::BENCHES,
     ]
     .into_iter()
     .flatten()

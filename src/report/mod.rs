@@ -12,6 +12,7 @@ pub mod compare;
 pub mod console;
 pub mod csv;
 pub mod export;
+pub mod false_hits;
 pub mod htab_mem;
 pub mod json;
 pub mod latency;

@@ -2,7 +2,7 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{htab_mem, latency, per_cpu, perf, sweep_tables, text};
+use super::{false_hits, htab_mem, latency, per_cpu, perf, sweep_tables, text};
 use std::collections::BTreeMap;
 
 use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
@@ -74,6 +74,7 @@ impl Reporter {
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
             Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
             Metric::HtabMem => htab_mem::iteration_line(sample, producers),
+            Metric::FalseHits => false_hits::iteration_line(sample),
         }
     }
 
@@ -83,6 +84,7 @@ impl Reporter {
             Metric::Hits | Metric::PerCpu(_) => text::summary_line(summary, self.emulated),
             Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
             Metric::HtabMem => htab_mem::summary_line(summary, producers, None, self.emulated),
+            Metric::FalseHits => false_hits::summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -145,6 +147,11 @@ impl Reporter {
             Metric::HtabMem => {
                 htab_mem::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
+            Metric::FalseHits => {
+                let mut lines = text::fixed_lines(self.bench, run, config.producers, self.emulated);
+                lines.push(false_hits::fixed_line(&run.counts));
+                lines
+            }
             Metric::Ops(format) => perf_block(&format, run, config),
         }
     }
@@ -194,7 +201,7 @@ impl Reporter {
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
-            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) => "hit",
+            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) | Metric::FalseHits => "hit",
             Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",
         }

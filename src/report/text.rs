@@ -545,7 +545,7 @@ pub fn interleaved_markdown(rows: &[TableRow]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::runner::Counts;
     use crate::stats::MeanSd;
@@ -558,7 +558,7 @@ mod tests {
 
     /// Five samples of `rate` ± `sd` hits a second from one producer, no
     /// drops, on time.
-    fn one_producer_summary(rate: f64, sd: f64) -> Summary {
+    pub(in crate::report) fn one_producer_summary(rate: f64, sd: f64) -> Summary {
         let ns = 1e9 / rate;
         Summary {
             over: crate::stats::Over::Samples(5),

@@ -11,6 +11,7 @@ mod common;
 mod architecture;
 mod attach;
 mod baseline_code;
+mod bloom;
 mod bodies;
 mod calibrate;
 mod cli;

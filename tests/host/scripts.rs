@@ -462,3 +462,52 @@ fn the_hashmap_script_prints_upstreams_lines() {
     let out = quick("run_bench_bpf_hashmap_full_update.sh", &[], &["cpu"]);
     assert_one_clear_line(&out, 2, "unexpected argument cpu");
 }
+
+/// run_bench_bloom_filter_map.sh prints upstream's layout: headers,
+/// subtitles, "N entries -" and the three summarize kinds' lines.
+#[test]
+fn the_bloom_script_prints_upstreams_lines() {
+    let _lock = probe_lock();
+    let out = run_cmd({
+        let mut cmd = Command::new(script("run_bench_bloom_filter_map.sh"));
+        cmd.envs([
+            ("WD", "-w0 -d1"),
+            ("VALUE_SIZES", "8"),
+            ("THREADS", "1"),
+            ("HASHES", "3"),
+            ("ENTRIES", "1000"),
+        ]);
+        cmd
+    });
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let number = "[0-9]+\\.[0-9]+";
+    let rate = format!("{number} ± {number}M/s");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 17, "{}", out.stdout);
+    assert_eq!(lines[1..3], ["Bloom filter map", "================"]);
+    assert_eq!(lines[3], "\tvalue_size: 8 bytes, # threads: 1, # hashes: 3");
+    assert_eq!(lines[4], "1000 entries -");
+    let hits = |label: &str| regex_lite(&format!("^\t{label} +{rate} \\(drops {rate}\\)$"));
+    assert!(hits("Lookups, total operations:")(lines[5]), "{}", lines[5]);
+    assert!(hits("Updates, total operations:")(lines[6]), "{}", lines[6]);
+    assert!(
+        regex_lite(&format!("^\tFalse positive rate: +{number}%$"))(lines[7]),
+        "{}",
+        lines[7]
+    );
+    assert_eq!(
+        lines[10],
+        "Hashmap without bloom filter vs. hashmap with bloom filter (throughput, 8 threads)"
+    );
+    assert_eq!(lines[12], "\tvalue_size: 8, # hashes: 3");
+    assert!(
+        regex_lite(&format!("^\tHashmap without bloom filter: +{rate}$"))(lines[14]),
+        "{}",
+        lines[14]
+    );
+    assert!(
+        regex_lite(&format!("^\tHashmap with bloom filter: +{rate}$"))(lines[15]),
+        "{}",
+        lines[15]
+    );
+}
