@@ -15,6 +15,7 @@ pub mod count;
 pub mod crypto;
 pub mod helper_trigger;
 pub mod helpers;
+pub mod lpm;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
@@ -361,6 +362,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         crypto::BENCHES,
         timing::BENCHES,
         helpers::BENCHES,
+        lpm::BENCHES,
     ]
     .into_iter()
     .flatten()
