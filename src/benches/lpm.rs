@@ -233,7 +233,9 @@ impl Benchmark for Lpm {
 
     fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
         helper_trigger::lacking(&[BPF_LOOP])?;
-        let nr_entries = config.params.number(&NR_ENTRIES) as u32;
+        // A run's --nr_entries is 1 or more (validate); `--probe` sets up
+        // without one, and a trie of one key says as much.
+        let nr_entries = (config.params.number(&NR_ENTRIES) as u32).max(1);
         let prefix_len = config.params.number(&PREFIX_LEN) as u32;
         let keys = Keys::new(nr_entries, prefix_len);
         let mut storage = bpf::ObjectStorage::new();
