@@ -53,7 +53,7 @@ const MULTI_UPROBES: [&str; 4] = [
 /// number of calls: name, options, hits per call (a bpf-loop call is 1000
 /// helper calls of `--nr_loops` iterations, a crypto call 64 runs of the
 /// program).
-const FAMILY_RUNS: [(&str, &str, u64); 13] = [
+const FAMILY_RUNS: [(&str, &str, u64); 20] = [
     ("count-global", "", 1),
     ("count-local", "", 1),
     ("rename-kprobe", "", 1),
@@ -67,6 +67,15 @@ const FAMILY_RUNS: [(&str, &str, u64); 13] = [
     ("bpf-for", "--nr_loops 10", 10_000),
     ("strncmp-no-helper", "", 1),
     ("strncmp-helper", "", 1),
+    // A run is 10000 map operations, or (insert, delete) the 100 keys left
+    // before the trie is emptied or refilled; free counts one trie a call.
+    ("lpm-trie-noop", "--nr_entries 100", 10_000),
+    ("lpm-trie-baseline", "--nr_entries 100", 10_000),
+    ("lpm-trie-lookup", "--nr_entries 100", 10_000),
+    ("lpm-trie-update", "--nr_entries 100", 10_000),
+    ("lpm-trie-insert", "--nr_entries 100", 100),
+    ("lpm-trie-delete", "--nr_entries 100", 100),
+    ("lpm-trie-free", "--nr_entries 100", 1),
 ];
 /// Calls of each of [`FAMILY_RUNS`].
 const FAMILY_CALLS: u64 = 20;
