@@ -268,9 +268,12 @@ impl Benchmark for Lpm {
         }
         let mut links = Vec::new();
         if self.op == Op::Free {
+            // Only the pair turned on above: the others are not loaded.
             for prog in skel.object().progs_mut() {
                 let name = prog.name().to_string_lossy().into_owned();
-                links.push(prog.attach().map_err(|e| bpf::attach_error(&name, &e))?);
+                if wanted.contains(&name.as_str()) {
+                    links.push(prog.attach().map_err(|e| bpf::attach_error(&name, &e))?);
+                }
             }
         } else if self.op.starts_full() {
             keys.fill(&skel.maps.trie_map)?;
