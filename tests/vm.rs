@@ -49,7 +49,7 @@ const MULTI_UPROBES: [&str; 4] = [
     "trig-uretprobe-multi-ret",
 ];
 
-/// The count, rename, crypto, helper and map families, run on 6.12 for a
+/// The count, rename, crypto, helper, map and LPM trie families, run on 6.12 for a
 /// fixed number of calls: name, options, hits per call (a bpf-loop call is
 /// 1000 helper calls of `--nr_loops` iterations, a crypto call 64 runs of
 /// the program, a full-update call 10000 updates, a lookup call
@@ -80,6 +80,15 @@ const FAMILY_RUNS: &[(&str, &str, u64)] = &[
     ("bloom-lookup", "--nr_entries 100", 100),
     ("bloom-update", "--nr_entries 100", 100),
     ("hashmap-without-bloom", "--nr_entries 100", 0),
+    // A run is 10000 map operations, or (insert, delete) the 100 keys left
+    // before the trie is emptied or refilled; free counts one trie a call.
+    ("lpm-trie-noop", "--nr_entries 100", 10_000),
+    ("lpm-trie-baseline", "--nr_entries 100", 10_000),
+    ("lpm-trie-lookup", "--nr_entries 100", 10_000),
+    ("lpm-trie-update", "--nr_entries 100", 10_000),
+    ("lpm-trie-insert", "--nr_entries 100", 100),
+    ("lpm-trie-delete", "--nr_entries 100", 100),
+    ("lpm-trie-free", "--nr_entries 100", 1),
 ];
 
 /// Benchmarks 6.12 has not the kernel for, probed there: each says what it

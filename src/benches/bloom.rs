@@ -27,8 +27,7 @@ pub const NR_ENTRIES: NumberOption = NumberOption {
     long: "nr_entries",
     short: None,
     value_name: "NR_ENTRIES",
-    help: "Number of entries in the maps: the bloom filter's expected unique entries, the \
-           values each trigger walks (bloom-lookup, bloom-update), the keys of the hash map",
+    help: super::NR_ENTRIES_HELP,
     default: 1000,
     min: 1,
     max: u32::MAX as u64,

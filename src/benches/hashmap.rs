@@ -76,7 +76,7 @@ pub const NR_ENTRIES: NumberOption = NumberOption {
     long: "nr_entries",
     short: None,
     value_name: "NR_ENTRIES",
-    help: "The number of entries to insert/lookup",
+    help: super::NR_ENTRIES_HELP,
     default: 500,
     min: 1,
     max: u32::MAX as u64,

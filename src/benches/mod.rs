@@ -18,6 +18,7 @@ pub mod hashmap;
 pub mod helper_trigger;
 pub mod helpers;
 pub mod htab_mem;
+pub mod lpm;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
@@ -36,6 +37,12 @@ use crate::config::{BenchOption, FlagOption, NumberOption, OptionValue, Params, 
 use crate::error::{Error, Result};
 use crate::figures::{self, Figure};
 use crate::runner::Workload;
+
+/// `--nr_entries`'s help: one option of three families (each keeps its own
+/// default), which the command line shows once.
+pub const NR_ENTRIES_HELP: &str = "Entries in the benchmark's maps: the values a bloom walk \
+    visits and its maps' keys (bloom-*, hashmap-*-bloom; default 1000), the keys looked up \
+    (bpf-hashmap-lookup; default 500), the trie's keys (lpm-trie-*; required)";
 
 /// How a benchmark's per-second lines and fixed-work block print (what it
 /// is judged by is its [`Figure`]s).
@@ -391,6 +398,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         hashmap::BENCHES,
         htab_mem::BENCHES,
         bloom::BENCHES,
+        lpm::BENCHES,
     ]
     .into_iter()
     .flatten()

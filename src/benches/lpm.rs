@@ -1,0 +1,458 @@
+//! The LPM trie family: what one operation on a BPF_MAP_TYPE_LPM_TRIE map
+//! costs, under the kernel runner's names (`benchs/bench_lpm_trie_map.c`,
+//! Linux 6.17+): lookup, insert, update and delete of the keys
+//! `0..--nr_entries` with `--prefix_len` bits, in order or (`--random`) at
+//! random, and the time the kernel takes to free a full trie.
+//!
+//! As upstream's, the operations run in an XDP program that the producers
+//! run with BPF_PROG_TEST_RUN; one run is 10000 operations through
+//! bpf_loop(), each counted as a hit, fewer when insert or delete reach the
+//! last key and the map must be emptied or refilled (in user space, between
+//! runs). `lpm-trie-noop` is the loop alone and `lpm-trie-baseline` the loop
+//! and the making of a key, what lookup and update pay besides the map.
+//! `lpm-trie-free` creates a trie, fills it, closes it, and times the kernel's
+//! `bpf_map_free_deferred()` of it with fentry/fexit; a kernel that refuses
+//! those programs cannot run it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use libbpf_rs::libbpf_sys;
+use libbpf_rs::skel::{OpenSkel, Skel};
+use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, ProgramInput};
+
+use super::helper_trigger;
+use super::helpers::{BPF_LOOP, LATENCY};
+use super::{Benchmark, Info, Metric};
+use crate::bpf::skel::lpm::{LpmSkel, LpmSkelBuilder};
+use crate::bpf::{self, HitCounters, Needs};
+use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
+use crate::error::{Error, Result};
+use crate::figures::{self, kept, Better, Figure};
+use crate::runner::{Counts, ProducerCtx, Workload};
+
+/// LPM_LOOPS in `bpf/lpm.bpf.c`: the operations of one program run.
+const LOOPS_PER_RUN: u64 = 10_000;
+/// An Ethernet header: the smallest packet an XDP test run takes (its
+/// content is not read).
+const ETH_HLEN: usize = 14;
+/// The freed trie's name, which the fentry program looks for.
+const FREE_MAP_NAME: &str = "trie_free_map";
+/// MAX_ENTRIES in `bpf/lpm.bpf.c`, the freed trie's too.
+const MAX_ENTRIES: u32 = 100_000_000;
+/// The longest a freed trie may take to be freed before the run gives up.
+const FREE_WAIT: Duration = Duration::from_secs(30);
+
+pub const NR_ENTRIES: NumberOption = NumberOption {
+    long: "nr_entries",
+    short: None,
+    value_name: "NR_ENTRIES",
+    help: super::NR_ENTRIES_HELP,
+    default: 0,
+    min: 0,
+    max: u32::MAX as u64,
+    why_max: "the keys are 32-bit",
+};
+pub const PREFIX_LEN: NumberOption = NumberOption {
+    long: "prefix_len",
+    short: None,
+    value_name: "PREFIX_LEN",
+    help: "Number of prefix bits to use in the LPM trie",
+    default: 32,
+    min: 1,
+    max: 32,
+    why_max: "the trie's keys have 32 bits of data",
+};
+pub const RANDOM: FlagOption = FlagOption {
+    long: "random",
+    help: "Access random keys during op (lpm-trie-noop, -baseline, -lookup, -update)",
+};
+
+static OPTIONS: [BenchOption; 3] = [
+    BenchOption::Number(NR_ENTRIES),
+    BenchOption::Number(PREFIX_LEN),
+    BenchOption::Flag(RANDOM),
+];
+
+/// The name under which the workload keeps the time per operation measured
+/// inside BPF.
+const KEPT_OP_NS: &str = "op_ns";
+
+/// The time per operation measured inside BPF around the operations alone
+/// (the loop's time over its operations, since set-up, warm-up included):
+/// upstream's latency for insert and delete, whose rate over wall time also
+/// pays for emptying and refilling the trie.
+pub const OP_TIME: Figure = Figure {
+    name: "op-time",
+    unit: "op-time ns/op",
+    better: Better::Lower,
+    of_run: |run| kept(run, KEPT_OP_NS),
+    per_second: None,
+    show: |ns| format!("{ns:.3} ns/op"),
+    show_spread: |ns, sd| format!("{ns:.3} \u{b1} {sd:.3} ns/op"),
+};
+
+/// The time the kernel took to free one full trie (bpf_map_free_deferred),
+/// in milliseconds: upstream's lpm-trie-free latency.
+pub const FREE_TIME: Figure = Figure {
+    name: "free-time",
+    unit: "free-time ms/op",
+    better: Better::Lower,
+    of_run: |run| kept(run, KEPT_OP_NS).map(|ns| ns / 1e6),
+    per_second: None,
+    show: |ms| format!("{ms:.3} ms/op"),
+    show_spread: |ms, sd| format!("{ms:.3} \u{b1} {sd:.3} ms/op"),
+};
+
+/// What a run of the XDP program does: `enum lpm_op` in `bpf/lpm.bpf.c`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Noop = 0,
+    Baseline = 1,
+    Lookup = 2,
+    Insert = 3,
+    Update = 4,
+    Delete = 5,
+    /// Not a program run: create, fill and close tries.
+    Free = 6,
+}
+
+impl Op {
+    /// The trie is full at the start (lookup, update and delete need keys).
+    fn starts_full(self) -> bool {
+        matches!(self, Op::Lookup | Op::Update | Op::Delete)
+    }
+    /// Its runs depend on the order of keys and on refills: one producer,
+    /// keys in order.
+    fn sequential(self) -> bool {
+        matches!(self, Op::Insert | Op::Delete | Op::Free)
+    }
+}
+
+pub static BENCHES: &[&dyn Benchmark] = &[
+    &lpm(
+        "lpm-trie-noop",
+        "bpf_loop() with an empty callback, 10000 per XDP test run: the harness alone",
+        Op::Noop,
+    ),
+    &lpm(
+        "lpm-trie-baseline",
+        "make an LPM trie key in a bpf_loop() callback, 10000 per XDP test run: what lookup \
+         and update pay besides the map",
+        Op::Baseline,
+    ),
+    &lpm(
+        "lpm-trie-lookup",
+        "look up keys of a full LPM trie, 10000 per XDP test run",
+        Op::Lookup,
+    ),
+    &lpm(
+        "lpm-trie-insert",
+        "insert keys into an empty LPM trie, up to 10000 per XDP test run (emptied when full)",
+        Op::Insert,
+    ),
+    &lpm(
+        "lpm-trie-update",
+        "update keys of a full LPM trie, 10000 per XDP test run",
+        Op::Update,
+    ),
+    &lpm(
+        "lpm-trie-delete",
+        "delete keys from a full LPM trie, up to 10000 per XDP test run (refilled when empty)",
+        Op::Delete,
+    ),
+    &lpm(
+        "lpm-trie-free",
+        "create, fill and close an LPM trie; the kernel's free of it timed with fentry/fexit \
+         on bpf_map_free_deferred, one hit per trie freed",
+        Op::Free,
+    ),
+];
+
+struct Lpm {
+    info: Info,
+    op: Op,
+}
+
+const fn lpm(name: &'static str, description: &'static str, op: Op) -> Lpm {
+    let base = Info::hits(name, description)
+        .untimed("one operation is a program run of up to 10000 map operations")
+        .options(&OPTIONS);
+    let info = match op {
+        Op::Free => Info {
+            figures: &[figures::HITS, FREE_TIME],
+            ..base.needs(Needs::Link)
+        },
+        Op::Insert | Op::Delete => Info {
+            metric: Metric::HitOps,
+            figures: &[figures::HITS, LATENCY, OP_TIME],
+            ..base.needs(Needs::RunProgram)
+        },
+        _ => Info {
+            metric: Metric::HitOps,
+            figures: &[figures::HITS, LATENCY],
+            ..base.needs(Needs::RunProgram)
+        },
+    };
+    Lpm { info, op }
+}
+
+impl Benchmark for Lpm {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+
+    fn validate(&self, config: &RunConfig) -> Result<()> {
+        let name = self.info.name;
+        let nr_entries = config.params.number(&NR_ENTRIES);
+        let prefix_len = config.params.number(&PREFIX_LEN);
+        if nr_entries == 0 {
+            return Err(Error::usage(format!(
+                "{name} needs --nr_entries N (1 or more): the number of keys in the trie"
+            )));
+        }
+        if (1u64 << prefix_len) < nr_entries {
+            return Err(Error::usage(format!(
+                "--prefix_len {prefix_len} is too small for --nr_entries {nr_entries}: \
+                 {prefix_len} bits make {} distinct keys",
+                1u64 << prefix_len
+            )));
+        }
+        if self.op.sequential() {
+            if config.producers != 1 {
+                return Err(Error::usage(format!(
+                    "{name} requires a single producer (-p 1): its keys follow one order"
+                )));
+            }
+            if config.params.flag(&RANDOM) {
+                return Err(Error::usage(format!("{name} does not support --random")));
+            }
+        }
+        Ok(())
+    }
+
+    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        helper_trigger::lacking(&[BPF_LOOP])?;
+        // A run's --nr_entries is 1 or more (validate); `--probe` sets up
+        // without one, and a trie of one key says as much.
+        let nr_entries = (config.params.number(&NR_ENTRIES) as u32).max(1);
+        let prefix_len = config.params.number(&PREFIX_LEN) as u32;
+        let keys = Keys::new(nr_entries, prefix_len);
+        let mut storage = bpf::ObjectStorage::new();
+        // SAFETY: declared before `open`, and the skeleton goes into an
+        // `Owned` with it.
+        let mut open = unsafe { storage.open::<LpmSkelBuilder>("the LPM trie BPF object")? };
+        let wanted: &[&str] = match self.op {
+            Op::Free => &["count_lpm_free_entry", "count_lpm_free_exit"],
+            _ => &["drive_lpm"],
+        };
+        for mut prog in open.open_object_mut().progs_mut() {
+            if wanted.iter().any(|w| prog.name() == *w) {
+                prog.set_autoload(true);
+            }
+        }
+        let what = match self.op {
+            Op::Free => "lpm-trie-free's fentry/fexit programs on bpf_map_free_deferred",
+            _ => "the LPM trie programs",
+        };
+        let mut skel = open.load().map_err(|e| bpf::load_error(what, &e))?;
+        {
+            let bss =
+                skel.maps.bss_data.as_deref_mut().ok_or_else(|| {
+                    Error::setup("the LPM trie object's .bss is not memory-mapped")
+                })?;
+            bss.nr_entries = nr_entries;
+            bss.prefixlen = prefix_len;
+            bss.random_keys = u32::from(config.params.flag(&RANDOM));
+            bss.op = self.op as u32;
+        }
+        let mut links = Vec::new();
+        if self.op == Op::Free {
+            // Only the pair turned on above: the others are not loaded.
+            for prog in skel.object().progs_mut() {
+                let name = prog.name().to_string_lossy().into_owned();
+                if wanted.contains(&name.as_str()) {
+                    links.push(prog.attach().map_err(|e| bpf::attach_error(&name, &e))?);
+                }
+            }
+        } else if self.op.starts_full() {
+            keys.fill(&skel.maps.trie_map)?;
+        }
+        let skel = bpf::Owned::new(skel, storage);
+        // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
+        // the workload beside the counters, dropped after them.
+        let hits =
+            unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
+        Ok(Box::new(LpmWorkload {
+            _links: links,
+            hits,
+            op: self.op,
+            keys,
+            packet: [0; ETH_HLEN],
+            skel,
+        }))
+    }
+}
+
+/// The keys `0..nr_entries` with their prefix length, and a value of 1 for
+/// each, laid out for the batch calls.
+struct Keys {
+    count: u32,
+    keys: Vec<u8>,
+    values: Vec<u8>,
+}
+
+impl Keys {
+    fn new(count: u32, prefix_len: u32) -> Keys {
+        let mut keys = Vec::with_capacity(count as usize * 8);
+        let mut values = Vec::with_capacity(count as usize * 4);
+        for data in 0..count {
+            keys.extend_from_slice(&prefix_len.to_ne_bytes());
+            keys.extend_from_slice(&data.to_ne_bytes());
+            values.extend_from_slice(&1u32.to_ne_bytes());
+        }
+        Keys {
+            count,
+            keys,
+            values,
+        }
+    }
+
+    /// Puts every key in `map` at once.
+    fn fill(&self, map: &dyn MapCore) -> Result<()> {
+        map.update_batch(
+            &self.keys,
+            &self.values,
+            self.count,
+            MapFlags::ANY,
+            MapFlags::ANY,
+        )
+        .map_err(|e| Error::runtime(format!("filling the LPM trie failed: {e}")))
+    }
+
+    /// Takes every key out of `map` at once.
+    fn empty(&self, map: &dyn MapCore) -> Result<()> {
+        map.delete_batch(&self.keys, self.count, MapFlags::ANY, MapFlags::ANY)
+            .map_err(|e| Error::runtime(format!("emptying the LPM trie failed: {e}")))
+    }
+}
+
+/// Producers run the XDP program (or, for free, create and drop tries); the
+/// programs count the hits.
+struct LpmWorkload {
+    // Fields drop in order: the links detach before the object is closed.
+    _links: Vec<libbpf_rs::Link>,
+    hits: HitCounters,
+    op: Op,
+    keys: Keys,
+    packet: [u8; ETH_HLEN],
+    skel: bpf::Owned<LpmSkel<'static>>,
+}
+
+impl LpmWorkload {
+    /// The BPF side's running totals: time in the operations, and how many.
+    fn op_totals(&self) -> (u64, u64) {
+        self.skel.maps.bss_data.as_deref().map_or((0, 0), |bss| {
+            // SAFETY: aligned u64 fields of the mapped .bss, which the BPF
+            // programs update atomically.
+            unsafe {
+                (
+                    AtomicU64::from_ptr(&bss.op_ns as *const u64 as *mut u64)
+                        .load(Ordering::Relaxed),
+                    AtomicU64::from_ptr(&bss.op_count as *const u64 as *mut u64)
+                        .load(Ordering::Relaxed),
+                )
+            }
+        })
+    }
+
+    /// One trie created, filled and closed, and its free waited for (the
+    /// fexit program counts it), so that every trie a run makes is counted.
+    fn free_one(&self) -> Result<()> {
+        let before = self.op_totals().1;
+        let opts = libbpf_sys::bpf_map_create_opts {
+            sz: std::mem::size_of::<libbpf_sys::bpf_map_create_opts>() as libbpf_sys::size_t,
+            map_flags: libbpf_sys::BPF_F_NO_PREALLOC,
+            ..Default::default()
+        };
+        let map = MapHandle::create(
+            MapType::LpmTrie,
+            Some(FREE_MAP_NAME),
+            8,
+            4,
+            MAX_ENTRIES,
+            &opts,
+        )
+        .map_err(|e| Error::runtime(format!("creating an LPM trie failed: {e}")))?;
+        self.keys.fill(&map)?;
+        drop(map);
+        let started = Instant::now();
+        while self.op_totals().1 == before {
+            if started.elapsed() > FREE_WAIT {
+                return Err(Error::runtime(format!(
+                    "the kernel did not free the LPM trie within {} s",
+                    FREE_WAIT.as_secs()
+                )));
+            }
+            std::thread::yield_now();
+        }
+        Ok(())
+    }
+}
+
+impl Workload for LpmWorkload {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        if self.op == Op::Free {
+            return ctx.try_run(|| {
+                self.free_one()?;
+                Ok(1)
+            });
+        }
+        let program = self
+            .skel
+            .object()
+            .progs_mut()
+            .find(|p| p.name() == "drive_lpm")
+            .ok_or_else(|| Error::setup("the LPM trie object has no program drive_lpm"))?;
+        ctx.try_run(|| {
+            let before = self.op_totals().1;
+            let input = ProgramInput {
+                data_in: Some(&self.packet),
+                ..Default::default()
+            };
+            let out = program.test_run(input).map_err(|e| {
+                Error::runtime(format!("BPF_PROG_TEST_RUN of drive_lpm failed: {e:#}"))
+            })?;
+            match out.return_value as i32 {
+                0 => Ok(LOOPS_PER_RUN),
+                1 => {
+                    // Insert filled the trie, or delete emptied it: reset it,
+                    // and count what this run did (one producer runs these).
+                    let done = self.op_totals().1 - before;
+                    match self.op {
+                        Op::Insert => self.keys.empty(&self.skel.maps.trie_map)?,
+                        _ => self.keys.fill(&self.skel.maps.trie_map)?,
+                    }
+                    Ok(done)
+                }
+                status => Err(Error::runtime(format!(
+                    "drive_lpm failed: {} (op {:?})",
+                    std::io::Error::from_raw_os_error(-status),
+                    self.op
+                ))),
+            }
+        })
+    }
+
+    fn measure(&self, _ops: u64) -> Counts {
+        self.hits.counts()
+    }
+
+    fn figures(&self) -> Vec<(&'static str, f64)> {
+        let (ns, count) = self.op_totals();
+        if count == 0 {
+            return Vec::new();
+        }
+        vec![(KEPT_OP_NS, ns as f64 / count as f64)]
+    }
+}
