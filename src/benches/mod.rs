@@ -15,6 +15,7 @@ pub mod count;
 pub mod crypto;
 pub mod helper_trigger;
 pub mod helpers;
+pub mod local_storage;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
@@ -48,6 +49,11 @@ pub enum Metric {
     /// `ops_report_final` print them: throughput in M ops/s and latency in
     /// ns/op (one producer's time per hit), one op being one hit.
     HitOps,
+    /// Hits and important hits (carried as the second count), printed as
+    /// the kernel runner's `local_storage_report_progress` and
+    /// `local_storage_report_final`: hits throughput and latency, important
+    /// hits throughput.
+    LocalStorage,
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -361,6 +367,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         crypto::BENCHES,
         timing::BENCHES,
         helpers::BENCHES,
+        local_storage::BENCHES,
     ]
     .into_iter()
     .flatten()

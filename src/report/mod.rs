@@ -16,6 +16,7 @@ pub mod json;
 pub mod latency;
 pub mod latency_plot;
 pub mod listing;
+pub mod local_storage;
 pub mod output;
 pub mod perf;
 pub mod plot;

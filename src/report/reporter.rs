@@ -2,7 +2,7 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{latency, perf, sweep_tables, text};
+use super::{latency, local_storage, perf, sweep_tables, text};
 use std::collections::BTreeMap;
 
 use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
@@ -73,6 +73,7 @@ impl Reporter {
             Metric::Hits => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
             Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
+            Metric::LocalStorage => local_storage::iteration_line(sample),
         }
     }
 
@@ -81,6 +82,7 @@ impl Reporter {
         match self.metric {
             Metric::Hits => text::summary_line(summary, self.emulated),
             Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
+            Metric::LocalStorage => local_storage::summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -104,6 +106,9 @@ impl Reporter {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::Ops(format) => perf_block(&format, run, config),
+            Metric::LocalStorage => {
+                local_storage::fixed_lines(self.bench, run, config.producers, self.emulated)
+            }
         }
     }
 
@@ -142,7 +147,7 @@ impl Reporter {
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
-            Metric::Hits | Metric::HitOps => "hit",
+            Metric::Hits | Metric::HitOps | Metric::LocalStorage => "hit",
             Metric::Ops(_) => "operation",
         }
     }

@@ -52,7 +52,7 @@ const EMULATED: &str = ", emulated (TCG): not a performance number";
 
 /// `, noisy: a tick was 123.4 ms late`, for a run a busy machine disturbed,
 /// and the mark of an emulated VM.
-fn noisy_note(summary: &Summary, emulated: bool) -> String {
+pub(super) fn noisy_note(summary: &Summary, emulated: bool) -> String {
     let noisy = if summary.noisy {
         format!(
             ", noisy: a tick was {:.1} ms late",

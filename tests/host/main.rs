@@ -20,6 +20,7 @@ mod crypto;
 mod docs;
 mod helpers;
 mod latency;
+mod local_storage;
 mod output_safety;
 mod outputs;
 mod parity;
