@@ -49,11 +49,12 @@ const MULTI_UPROBES: [&str; 4] = [
     "trig-uretprobe-multi-ret",
 ];
 
-/// The count, rename, crypto and helper families, run on 6.12 for a fixed
-/// number of calls: name, options, hits per call (a bpf-loop call is 1000
-/// helper calls of `--nr_loops` iterations, a crypto call 64 runs of the
-/// program).
-const FAMILY_RUNS: [(&str, &str, u64); 13] = [
+/// The count, rename, crypto, helper and local-storage families, run on
+/// 6.12 for a fixed number of calls: name, options, hits per call (a
+/// bpf-loop call is 1000 helper calls of `--nr_loops` iterations, a crypto
+/// call 64 runs of the program, a local-storage call 10000 rounds of
+/// lookups, with 10 maps interleaved 4000 more of map 0).
+const FAMILY_RUNS: [(&str, &str, u64); 16] = [
     ("count-global", "", 1),
     ("count-local", "", 1),
     ("rename-kprobe", "", 1),
@@ -67,6 +68,13 @@ const FAMILY_RUNS: [(&str, &str, u64); 13] = [
     ("bpf-for", "--nr_loops 10", 10_000),
     ("strncmp-no-helper", "", 1),
     ("strncmp-helper", "", 1),
+    ("local-storage-cache-seq-get", "--nr_maps 10", 10_000),
+    ("local-storage-cache-int-get", "--nr_maps 10", 14_000),
+    (
+        "local-storage-cache-hashmap-control",
+        "--nr_maps 1 --hashmap_nr_keys_used 10",
+        10_000,
+    ),
 ];
 /// Calls of each of [`FAMILY_RUNS`].
 const FAMILY_CALLS: u64 = 20;

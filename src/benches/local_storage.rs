@@ -129,6 +129,14 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     ),
 ];
 
+/// Whether the control's hash maps are filled (a run) or left empty (a
+/// probe, which asks only whether the kernel takes them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fill {
+    AllKeys,
+    Nothing,
+}
+
 struct LocalStorage {
     info: Info,
     lookups: Lookups,
@@ -169,16 +177,15 @@ impl Benchmark for LocalStorage {
         let nr_maps = config.params.number(&NR_MAPS);
         // Also here: set-up may come by a path that skipped validation.
         self.check_memory(nr_maps)?;
-        self.load(
-            nr_maps as u32,
-            config.params.number(&HASHMAP_NR_KEYS_USED) as u32,
-        )
+        let nr_keys = config.params.number(&HASHMAP_NR_KEYS_USED) as u32;
+        self.load(nr_maps as u32, nr_keys, Fill::AllKeys)
     }
 
     /// The probe asks only whether the kernel takes the program and its
-    /// maps: one inner map will tell.
+    /// maps: one inner map, left empty, will tell.
     fn setup_to_probe(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
-        self.load(1, config.params.number(&HASHMAP_NR_KEYS_USED) as u32)
+        let nr_keys = config.params.number(&HASHMAP_NR_KEYS_USED) as u32;
+        self.load(1, nr_keys, Fill::Nothing)
     }
 }
 
@@ -204,7 +211,7 @@ impl LocalStorage {
         }
     }
 
-    fn load(&self, nr_maps: u32, nr_keys: u32) -> Result<Box<dyn Workload>> {
+    fn load(&self, nr_maps: u32, nr_keys: u32, fill: Fill) -> Result<Box<dyn Workload>> {
         let lookups = self.lookups;
         let mut types = None;
         let (skel, link, used) = helper_trigger::load(&BODY, |program| {
@@ -224,12 +231,20 @@ impl LocalStorage {
                     prog.set_autoload(true);
                 }
             }
-            // libbpf frees the outer maps' inner templates once it has
-            // created them: read their types before load.
+            // The control's inner template is a preallocated 4194304-key
+            // hash map: libbpf creates it to create the outer array, which
+            // costs time and memory. The task storage runs put nothing in
+            // that array, so a one-key template does for them.
+            let small_template = match lookups {
+                Lookups::HashMap => None,
+                _ => Some(small_hash_template(&mut open.maps.hash_maps)?),
+            };
             let outer = match lookups {
                 Lookups::HashMap => &open.maps.hash_maps,
                 _ => &open.maps.task_storage_maps,
             };
+            // libbpf frees the outer maps' inner templates once it has
+            // created them: read their types before load.
             // SAFETY: the open map is alive for this call; libbpf only reads it.
             types = unsafe {
                 let template = libbpf_sys::bpf_map__inner_map(outer.as_libbpf_object().as_ptr());
@@ -240,12 +255,15 @@ impl LocalStorage {
                     )
                 })
             };
-            Ok(bpf::Owned::new(open.load()?, storage))
+            let loaded = open.load()?;
+            // The outer array holds the template's description, not the map.
+            drop(small_template);
+            Ok(bpf::Owned::new(loaded, storage))
         })?;
         let types = types.ok_or_else(|| {
             Error::setup("the outer map of the local-storage object has no inner map")
         })?;
-        fill_outer_map(&skel, lookups, nr_maps, types)?;
+        fill_outer_map(&skel, lookups, nr_maps, types, fill)?;
         // SAFETY: both arrays are counters.h's slots in the skeleton's .bss,
         // and the skeleton is kept in the workload, dropped after them.
         let (hits, important) = unsafe {
@@ -270,6 +288,7 @@ fn fill_outer_map(
     lookups: Lookups,
     nr_maps: u32,
     (key_type, value_type): (u32, u32),
+    fill: Fill,
 ) -> Result<()> {
     let outer = match lookups {
         Lookups::HashMap => &skel.maps.hash_maps,
@@ -306,7 +325,7 @@ fn fill_outer_map(
             _ => MapHandle::create(MapType::TaskStorage, None::<&str>, int, int, 0, &opts),
         }
         .map_err(|e| Error::setup(format!("creating inner map {index} failed: {e:#}")))?;
-        if lookups == Lookups::HashMap {
+        if lookups == Lookups::HashMap && fill == Fill::AllKeys {
             fill_hash_map(&inner)?;
         }
         inner_maps.push(inner);
@@ -348,6 +367,31 @@ fn fill_hash_map(map: &MapHandle) -> Result<()> {
             .map_err(|e| Error::setup(format!("filling a control hash map failed: {e:#}")))?;
     }
     Ok(())
+}
+
+/// A one-key hash map, given to libbpf as `outer`'s inner template in place
+/// of the declared one, to be kept open until the object is loaded.
+fn small_hash_template(
+    outer: &mut libbpf_rs::OpenMapMut<'_>,
+) -> std::result::Result<MapHandle, libbpf_rs::Error> {
+    let int = std::mem::size_of::<i32>() as u32;
+    let opts = libbpf_sys::bpf_map_create_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_map_create_opts>() as libbpf_sys::size_t,
+        ..Default::default()
+    };
+    let template = MapHandle::create(MapType::Hash, None::<&str>, int, int, 1, &opts)?;
+    // SAFETY: the open map is alive for this call; libbpf keeps the
+    // descriptor's number, which the caller keeps open until load.
+    let err = unsafe {
+        libbpf_sys::bpf_map__set_inner_map_fd(
+            outer.as_libbpf_object().as_ptr(),
+            template.as_fd().as_raw_fd(),
+        )
+    };
+    if err != 0 {
+        return Err(libbpf_rs::Error::from_raw_os_error(-err));
+    }
+    Ok(template)
 }
 
 /// MemAvailable of /proc/meminfo, in bytes.
