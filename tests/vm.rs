@@ -49,13 +49,14 @@ const MULTI_UPROBES: [&str; 4] = [
     "trig-uretprobe-multi-ret",
 ];
 
-/// The count, rename, crypto, helper, map and LPM trie families, run on 6.12 for a
-/// fixed number of calls: name, options, hits per call (a bpf-loop call is
-/// 1000 helper calls of `--nr_loops` iterations, a crypto call 64 runs of
-/// the program, a full-update call 10000 updates, a lookup call
+/// The count, rename, crypto, helper, map, LPM trie and local-storage
+/// families, run on 6.12 for a fixed number of calls: name, options, hits
+/// per call (a bpf-loop call is 1000 helper calls of `--nr_loops`
+/// iterations, a crypto call 64 runs of the program, a full-update call 10000 updates, a lookup call
 /// `--nr_loops` lookups, a batch_add_batch_del trigger 2 ops, a bloom walk
 /// one hit per array value; hashmap-without-bloom's 1024 lookups of random
-/// 8-byte keys in a map of 100 are all drops).
+/// 8-byte keys in a map of 100 are all drops, a local-storage call 10000
+/// rounds of lookups, with 10 maps interleaved 4000 more of map 0).
 const FAMILY_RUNS: &[(&str, &str, u64)] = &[
     ("count-global", "", 1),
     ("count-local", "", 1),
@@ -89,6 +90,13 @@ const FAMILY_RUNS: &[(&str, &str, u64)] = &[
     ("lpm-trie-insert", "--nr_entries 100", 100),
     ("lpm-trie-delete", "--nr_entries 100", 100),
     ("lpm-trie-free", "--nr_entries 100", 1),
+    ("local-storage-cache-seq-get", "--nr_maps 10", 10_000),
+    ("local-storage-cache-int-get", "--nr_maps 10", 14_000),
+    (
+        "local-storage-cache-hashmap-control",
+        "--nr_maps 1 --hashmap_nr_keys_used 10",
+        10_000,
+    ),
 ];
 
 /// Benchmarks 6.12 has not the kernel for, probed there: each says what it

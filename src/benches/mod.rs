@@ -18,6 +18,7 @@ pub mod hashmap;
 pub mod helper_trigger;
 pub mod helpers;
 pub mod htab_mem;
+pub mod local_storage;
 pub mod lpm;
 pub mod perf_uprobe;
 pub mod rename;
@@ -58,6 +59,11 @@ pub enum Metric {
     /// `ops_report_final` print them: throughput in M ops/s and latency in
     /// ns/op (one producer's time per hit), one op being one hit.
     HitOps,
+    /// Hits and important hits (carried as the second count), printed as
+    /// the kernel runner's `local_storage_report_progress` and
+    /// `local_storage_report_final`: hits throughput and latency, important
+    /// hits throughput.
+    LocalStorage,
     /// Hits and false hits, printed as the kernel runner's
     /// `false_hits_report_progress` and `false_hits_report_final` print
     /// them: "N false hits of T total operations. Percentage = P %". The
@@ -399,6 +405,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         htab_mem::BENCHES,
         bloom::BENCHES,
         lpm::BENCHES,
+        local_storage::BENCHES,
     ]
     .into_iter()
     .flatten()

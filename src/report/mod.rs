@@ -18,6 +18,7 @@ pub mod json;
 pub mod latency;
 pub mod latency_plot;
 pub mod listing;
+pub mod local_storage;
 pub mod output;
 pub mod per_cpu;
 pub mod perf;

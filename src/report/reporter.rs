@@ -2,7 +2,7 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{false_hits, htab_mem, latency, per_cpu, perf, sweep_tables, text};
+use super::{false_hits, htab_mem, latency, local_storage, per_cpu, perf, sweep_tables, text};
 use std::collections::BTreeMap;
 
 use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
@@ -75,6 +75,7 @@ impl Reporter {
             Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
             Metric::HtabMem => htab_mem::iteration_line(sample, producers),
             Metric::FalseHits => false_hits::iteration_line(sample),
+            Metric::LocalStorage => local_storage::iteration_line(sample),
         }
     }
 
@@ -85,6 +86,7 @@ impl Reporter {
             Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
             Metric::HtabMem => htab_mem::summary_line(summary, producers, None, self.emulated),
             Metric::FalseHits => false_hits::summary_line(summary, self.emulated),
+            Metric::LocalStorage => local_storage::summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -153,6 +155,9 @@ impl Reporter {
                 lines
             }
             Metric::Ops(format) => perf_block(&format, run, config),
+            Metric::LocalStorage => {
+                local_storage::fixed_lines(self.bench, run, config.producers, self.emulated)
+            }
         }
     }
 
@@ -201,7 +206,11 @@ impl Reporter {
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
-            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) | Metric::FalseHits => "hit",
+            Metric::Hits
+            | Metric::HitOps
+            | Metric::PerCpu(_)
+            | Metric::FalseHits
+            | Metric::LocalStorage => "hit",
             Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",
         }

@@ -23,6 +23,7 @@ mod hashmap;
 mod helpers;
 mod htab_mem;
 mod latency;
+mod local_storage;
 mod lpm;
 mod output_safety;
 mod outputs;
