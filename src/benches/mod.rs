@@ -18,6 +18,7 @@ pub mod helpers;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
+pub mod sockmap;
 pub mod syscall;
 pub mod timing;
 pub mod trigger;
@@ -48,6 +49,11 @@ pub enum Metric {
     /// `ops_report_final` print them: throughput in M ops/s and latency in
     /// ns/op (one producer's time per hit), one op being one hit.
     HitOps,
+    /// Bytes moved between sockets, printed as the kernel runner's
+    /// `sockmap` prints them: send, BPF and receive speeds in MB/s each
+    /// second (`Sample::extra` holds the send and receive counts), and a
+    /// Summary of the total and mean MB the BPF programs saw.
+    Sockmap,
 }
 
 /// How `perf bench` reports one of its benchmarks, as data.
@@ -361,6 +367,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         crypto::BENCHES,
         timing::BENCHES,
         helpers::BENCHES,
+        sockmap::BENCHES,
     ]
     .into_iter()
     .flatten()

@@ -2,7 +2,7 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{latency, perf, sweep_tables, text};
+use super::{latency, perf, sockmap, sweep_tables, text};
 use std::collections::BTreeMap;
 
 use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
@@ -73,6 +73,7 @@ impl Reporter {
             Metric::Hits => text::iteration_line(sample, producers),
             Metric::Ops(_) => text::ops_iteration_line(sample, producers),
             Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
+            Metric::Sockmap => sockmap::iteration_line(sample),
         }
     }
 
@@ -81,6 +82,7 @@ impl Reporter {
         match self.metric {
             Metric::Hits => text::summary_line(summary, self.emulated),
             Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
+            Metric::Sockmap => sockmap::summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -100,7 +102,7 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits | Metric::HitOps => {
+            Metric::Hits | Metric::HitOps | Metric::Sockmap => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::Ops(format) => perf_block(&format, run, config),
@@ -139,10 +141,19 @@ impl Reporter {
         })
     }
 
+    /// The lines a fixed-work run adds from the figures it kept (the sockmap
+    /// benchmark's byte counts); none for the others.
+    pub fn kept_lines(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
+        match self.metric {
+            Metric::Sockmap => sockmap::fixed_lines(kept),
+            Metric::Hits | Metric::HitOps | Metric::Ops(_) => Vec::new(),
+        }
+    }
+
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
-            Metric::Hits | Metric::HitOps => "hit",
+            Metric::Hits | Metric::HitOps | Metric::Sockmap => "hit",
             Metric::Ops(_) => "operation",
         }
     }

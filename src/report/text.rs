@@ -52,7 +52,7 @@ const EMULATED: &str = ", emulated (TCG): not a performance number";
 
 /// `, noisy: a tick was 123.4 ms late`, for a run a busy machine disturbed,
 /// and the mark of an emulated VM.
-fn noisy_note(summary: &Summary, emulated: bool) -> String {
+pub(super) fn noisy_note(summary: &Summary, emulated: bool) -> String {
     let noisy = if summary.noisy {
         format!(
             ", noisy: a tick was {:.1} ms late",
@@ -625,6 +625,7 @@ mod tests {
             hits: 1_234_000,
             drops: 0,
             warmup: false,
+            extra: Vec::new(),
         };
         let line = hit_ops_iteration_line(&sample, 2);
         assert_eq!(
@@ -648,6 +649,7 @@ mod tests {
             hits: 1_234_015,
             drops: 0,
             warmup: false,
+            extra: Vec::new(),
         };
         assert_eq!(
             iteration_line(&sample, 1),
