@@ -315,6 +315,7 @@ mod tests {
             hits,
             drops,
             warmup: false,
+            extra: Vec::new(),
         };
         RunRecord {
             sweep_value: None,

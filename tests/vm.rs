@@ -49,8 +49,8 @@ const MULTI_UPROBES: [&str; 4] = [
     "trig-uretprobe-multi-ret",
 ];
 
-/// The count, rename, crypto, helper, map, LPM trie and local-storage
-/// families, run on 6.12 for a fixed number of calls: name, options, hits
+/// The count, rename, crypto, helper, map, LPM trie, local-storage and
+/// sockmap families, run on 6.12 for a fixed number of calls: name, options, hits
 /// per call (a bpf-loop call is 1000 helper calls of `--nr_loops`
 /// iterations, a crypto call 64 runs of the program, a full-update call 10000 updates, a lookup call
 /// `--nr_loops` lookups, a batch_add_batch_del trigger 2 ops, a bloom walk
@@ -97,6 +97,8 @@ const FAMILY_RUNS: &[(&str, &str, u64)] = &[
         "--nr_maps 1 --hashmap_nr_keys_used 10",
         10_000,
     ),
+    // One op is one 128 KiB file; the hits are the bytes BPF saw.
+    ("sockmap", "", 131_072),
 ];
 
 /// Benchmarks 6.12 has not the kernel for, probed there: each says what it

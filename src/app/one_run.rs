@@ -345,6 +345,9 @@ fn fixed_outcome(
     for line in reporter.per_cpu(&record.figures) {
         console.line(&line);
     }
+    for line in reporter.kept_lines(&record.figures) {
+        console.line(&line);
+    }
     if let Some(line) = reporter.bpf_timing(&record.figures, config) {
         console.line(&line);
     }

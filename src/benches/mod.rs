@@ -23,6 +23,7 @@ pub mod lpm;
 pub mod perf_uprobe;
 pub mod rename;
 pub mod ringbuf;
+pub mod sockmap;
 pub mod syscall;
 pub mod timing;
 pub mod trigger;
@@ -59,6 +60,11 @@ pub enum Metric {
     /// `ops_report_final` print them: throughput in M ops/s and latency in
     /// ns/op (one producer's time per hit), one op being one hit.
     HitOps,
+    /// Bytes moved between sockets, printed as the kernel runner's
+    /// `sockmap` prints them: send, BPF and receive speeds in MB/s each
+    /// second (`Sample::extra` holds the send and receive counts), and a
+    /// Summary of the total and mean MB the BPF programs saw.
+    Sockmap,
     /// Hits and important hits (carried as the second count), printed as
     /// the kernel runner's `local_storage_report_progress` and
     /// `local_storage_report_final`: hits throughput and latency, important
@@ -406,6 +412,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         bloom::BENCHES,
         lpm::BENCHES,
         local_storage::BENCHES,
+        sockmap::BENCHES,
     ]
     .into_iter()
     .flatten()

@@ -73,6 +73,7 @@ mod tests {
             hits: 1012,
             drops: 12,
             warmup: false,
+            extra: Vec::new(),
         };
         assert_eq!(
             iteration_line(&sample),

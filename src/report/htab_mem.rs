@@ -86,6 +86,7 @@ mod tests {
             hits: 246_900,
             drops: 3 * 1024 * 1024 / 2,
             warmup: false,
+            extra: Vec::new(),
         };
         assert_eq!(
             iteration_line(&sample, 2),

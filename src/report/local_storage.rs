@@ -93,6 +93,7 @@ mod tests {
             hits: 12_345_000,
             drops: 1_234_000,
             warmup: false,
+            extra: Vec::new(),
         };
         assert_eq!(
             iteration_line(&sample),

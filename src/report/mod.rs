@@ -25,6 +25,7 @@ pub mod perf;
 pub mod plot;
 pub mod profile;
 pub mod reporter;
+pub mod sockmap;
 pub mod sweep_tables;
 pub mod text;
 

@@ -2,7 +2,9 @@
 //! declared it measures ([`Metric`]). The kernel runner's lines for hits,
 //! `perf bench`'s for operations.
 
-use super::{false_hits, htab_mem, latency, local_storage, per_cpu, perf, sweep_tables, text};
+use super::{
+    false_hits, htab_mem, latency, local_storage, per_cpu, perf, sockmap, sweep_tables, text,
+};
 use std::collections::BTreeMap;
 
 use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
@@ -76,6 +78,7 @@ impl Reporter {
             Metric::HtabMem => htab_mem::iteration_line(sample, producers),
             Metric::FalseHits => false_hits::iteration_line(sample),
             Metric::LocalStorage => local_storage::iteration_line(sample),
+            Metric::Sockmap => sockmap::iteration_line(sample),
         }
     }
 
@@ -87,6 +90,7 @@ impl Reporter {
             Metric::HtabMem => htab_mem::summary_line(summary, producers, None, self.emulated),
             Metric::FalseHits => false_hits::summary_line(summary, self.emulated),
             Metric::LocalStorage => local_storage::summary_line(summary, self.emulated),
+            Metric::Sockmap => sockmap::summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -143,7 +147,7 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) => {
+            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) | Metric::Sockmap => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::HtabMem => {
@@ -203,6 +207,15 @@ impl Reporter {
         }
     }
 
+    /// The lines a fixed-work run adds from the figures it kept (the sockmap
+    /// benchmark's byte counts); none for the others.
+    pub fn kept_lines(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
+        match self.metric {
+            Metric::Sockmap => sockmap::fixed_lines(kept),
+            _ => Vec::new(),
+        }
+    }
+
     /// One operation, as `--latency` names it.
     fn timed_unit(&self) -> &'static str {
         match self.metric {
@@ -210,7 +223,8 @@ impl Reporter {
             | Metric::HitOps
             | Metric::PerCpu(_)
             | Metric::FalseHits
-            | Metric::LocalStorage => "hit",
+            | Metric::LocalStorage
+            | Metric::Sockmap => "hit",
             Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",
         }

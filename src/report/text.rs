@@ -625,6 +625,7 @@ pub(super) mod tests {
             hits: 1_234_000,
             drops: 0,
             warmup: false,
+            extra: Vec::new(),
         };
         let line = hit_ops_iteration_line(&sample, 2);
         assert_eq!(
@@ -648,6 +649,7 @@ pub(super) mod tests {
             hits: 1_234_015,
             drops: 0,
             warmup: false,
+            extra: Vec::new(),
         };
         assert_eq!(
             iteration_line(&sample, 1),

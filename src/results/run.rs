@@ -341,6 +341,7 @@ mod tests {
             hits: 5,
             drops: 0,
             warmup: false,
+            extra: Vec::new(),
         };
         let churn = Some(ChurnRecord::default());
         let kinds = [

@@ -81,6 +81,14 @@ pub trait Workload: Sync {
         }
     }
 
+    /// Cumulative counts kept beside hits and drops, in a fixed order (the
+    /// sockmap benchmark's bytes sent, send calls, bytes received and read
+    /// calls): each timed sample carries its second's share of each
+    /// (`Sample::extra`). Empty for most.
+    fn extra_counts(&self) -> Vec<u64> {
+        Vec::new()
+    }
+
     /// For a probe benchmark, how the kernel handles its probe, found now
     /// (the runner asks after the probe has been hit); `None` for the others.
     fn probe_path(&self) -> Option<Result<crate::probe_path::ProbePath>> {

@@ -188,6 +188,12 @@ impl ProducerCtx<'_> {
         (calls, result)
     }
 
+    /// Whether the run asked the producers to stop: for an operation that
+    /// waits (on a full socket, say) and must not outlive the run.
+    pub fn should_stop(&self) -> bool {
+        self.shared.stop.is_set()
+    }
+
     /// For a producer with nothing more to do (its consumers produce, say):
     /// waits at the start line if it has not yet, then until the run stops.
     pub fn wait_for_stop(&self) {

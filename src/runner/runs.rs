@@ -29,6 +29,7 @@ pub fn run_timed(
     let (workload, spin) = super::unwrap_injected(workload);
     // Counted before any producer runs, so the first sample misses nothing.
     let before = workload.measure(0);
+    let extra_before = workload.extra_counts();
     let op_timing = phases::producer_timing(observers);
     with_threads(
         workload,
@@ -46,6 +47,7 @@ pub fn run_timed(
             }
             let mut prev_time = start;
             let mut prev = before;
+            let mut prev_extra = extra_before;
             for iteration in 0..warmup + duration {
                 let deadline = start + Duration::from_secs(u64::from(iteration) + 1);
                 if !shared.stop.sleep_until(deadline) {
@@ -53,6 +55,7 @@ pub fn run_timed(
                 }
                 let now = Instant::now();
                 let counts = workload.measure(shared.total_ops());
+                let extra = workload.extra_counts();
                 // The histograms' second ends where the counts' does.
                 if let Some(timing) = &shared.timing {
                     timing.advance(u64::from(iteration) + 1);
@@ -64,6 +67,11 @@ pub fn run_timed(
                     hits: counts.hits.saturating_sub(prev.hits),
                     drops: counts.drops.saturating_sub(prev.drops),
                     warmup: iteration < warmup,
+                    extra: extra
+                        .iter()
+                        .zip(&prev_extra)
+                        .map(|(now, then)| now.saturating_sub(*then))
+                        .collect(),
                 };
                 announce(observers, |o| o.sample(&sample));
                 samples.push(sample);
@@ -72,6 +80,7 @@ pub fn run_timed(
                     announce(observers, |o| o.measure_started(timing));
                 }
                 prev = counts;
+                prev_extra = extra;
                 prev_time = now;
             }
             workload.measuring(false);

@@ -14,6 +14,11 @@ pub struct Sample {
     pub hits: u64,
     pub drops: u64,
     pub warmup: bool,
+    /// Counts a workload keeps beside hits and drops, each this second's
+    /// share, in the order the workload gives them (`Workload::extra_counts`);
+    /// empty for most.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<u64>,
 }
 
 impl Sample {
@@ -27,6 +32,7 @@ impl Sample {
             hits,
             drops,
             warmup,
+            extra: Vec::new(),
         }
     }
 
@@ -200,6 +206,7 @@ mod tests {
             hits,
             drops: 0,
             warmup,
+            extra: Vec::new(),
         }
     }
 

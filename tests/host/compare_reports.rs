@@ -33,6 +33,7 @@ fn samples(hits: f64, drops: f64, factors: &[f64], warmup: bool) -> Vec<Sample> 
             hits: (hits * f) as u64,
             drops: (drops * f) as u64,
             warmup,
+            extra: Vec::new(),
         })
         .collect()
 }

@@ -38,6 +38,7 @@ mod robustness;
 mod runs;
 mod scripts;
 mod soak;
+mod sockmap;
 mod static_link;
 mod timing;
 mod trigger;

@@ -373,6 +373,7 @@ fn synthetic(dir: &Path, name: &str, bench: &str, producers: usize, mean: f64) -
             hits: (mean * f) as u64,
             drops: 0,
             warmup: false,
+            extra: Vec::new(),
         })
         .collect();
     run.outcome = Outcome::timed(samples, producers);
