@@ -366,6 +366,10 @@ fn older_kernels_name_what_they_lack_on_debian_6_1() {
     let crypto = format!("the bpf_crypto_ctx_create kfunc needs Linux 6.10+ (this is {release})");
     let iter_num =
         format!("the bpf_iter_num_new kfunc (bpf_for) needs Linux 6.4+ (this is {release})");
+    let rhash = format!(
+        "this kernel has no resizable hash map (BPF_MAP_TYPE_RHASH is not among its map types; \
+         this is {release})"
+    );
     let expected = |name: &str| -> Option<&str> {
         if name.contains("uprobe-multi") || name.contains("uretprobe-multi") {
             Some(&uprobe_multi)
@@ -375,6 +379,8 @@ fn older_kernels_name_what_they_lack_on_debian_6_1() {
             Some(&crypto)
         } else if name == "bpf-for" {
             Some(&iter_num)
+        } else if name.contains("rhashmap") || name == "rhtab-mem" {
+            Some(&rhash)
         } else if [
             "trig-kprobe-multi",
             "trig-kretprobe-multi",

@@ -66,8 +66,8 @@ fn options_that_would_be_ignored_are_refused_by_name() {
         -r 5 -d 7 trig-syscall-count | -d/--duration does not apply
         --sweep producers=1,2 -p 2 trig-syscall-count | --sweep producers sets each run's producers; drop -p/--producers
         --sweep threads=1,2 -t 5 breakpoint-thread | --sweep threads sets each run's threads; drop --threads
-        --cons-affinity 0 trig-uprobe-nop | trig-uprobe-nop has no consumers for --cons-affinity to pin (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, and by --body ringbuf)
-        -c 1 trig-uprobe-nop | (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, and by --body ringbuf)
+        --cons-affinity 0 trig-uprobe-nop | trig-uprobe-nop has no consumers for --cons-affinity to pin (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, sockmap, and by --body ringbuf)
+        -c 1 trig-uprobe-nop | (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, sockmap, and by --body ringbuf)
         -d 3 compare a b | --duration is an option of a run, not of `bench compare`
         --markdown --sweep producers=1,2 trig-syscall-count | --markdown prints the closing table of timed runs; a sweep prints its own table
         --list -s | '--list' cannot be used with '--stacktrace'
@@ -85,7 +85,7 @@ fn consumers_help_says_which_benchmarks_have_them() {
     let out = run(&["--help"]);
     assert_eq!(out.code, 0);
     let help = out.stdout;
-    assert_has(&help, "Consumer threads (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, and by --body ringbuf)");
+    assert_has(&help, "Consumer threads (taken by rb-libbpf, rb-custom, pb-libbpf, pb-custom, attach-churn, sockmap, and by --body ringbuf)");
     assert!(!help.contains("for benchmarks that have them"), "{help}");
 }
 
