@@ -58,6 +58,33 @@ fn newer_clang(source: &std::path::Path) -> String {
     )
 }
 
+/// `bpf/NAME.bpf.c`'s NAME.
+fn stem(source: &std::path::Path) -> &str {
+    source
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .trim_end_matches(".bpf.c")
+}
+
+/// Compiles one object into `$OUT_DIR/NAME.skel.rs`.
+fn build_skeleton(source: &std::path::Path, out_dir: &std::path::Path, multiarch: &str) {
+    println!("cargo:rerun-if-changed={}", source.display());
+    let skeleton = out_dir.join(format!("{}.skel.rs", stem(source)));
+    let mut builder = SkeletonBuilder::new();
+    // Kptrs need BTF type tags, which clang emits from version 15 on; the
+    // other objects keep the default clang, and so their code.
+    let text = fs::read_to_string(source).unwrap_or_default();
+    if text.contains(NEEDS_NEWER_CLANG) {
+        builder.clang(newer_clang(source));
+    }
+    builder
+        .source(source)
+        .clang_args(["-I", "bpf", "-I", multiarch, "-Wall", "-O2"])
+        .build_and_generate(&skeleton)
+        .unwrap_or_else(|err| panic!("building {}: {err:#}", source.display()));
+}
+
 fn main() {
     println!("cargo:rustc-env=BENCH_GIT_REVISION={}", git_revision());
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -73,29 +100,20 @@ fn main() {
         .collect();
     sources.sort();
 
+    // Each object is compiled on a thread of its own: clang and the skeleton
+    // generation are most of this script's time, and the objects are
+    // independent.
+    std::thread::scope(|scope| {
+        for source in &sources {
+            let (out_dir, multiarch) = (&out_dir, &multiarch);
+            scope.spawn(move || build_skeleton(source, out_dir, multiarch));
+        }
+    });
     // The module list for src/bpf.rs, so that a new bpf/*.bpf.c needs no
     // hand-written include.
     let mut modules = String::new();
-    for source in sources {
-        let file = source
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        let stem = file.trim_end_matches(".bpf.c");
-        println!("cargo:rerun-if-changed={}", source.display());
-        let skeleton = out_dir.join(format!("{stem}.skel.rs"));
-        let mut builder = SkeletonBuilder::new();
-        // Kptrs need BTF type tags, which clang emits from version 15 on; the
-        // other objects keep the default clang, and so their code.
-        let text = fs::read_to_string(&source).unwrap_or_default();
-        if text.contains(NEEDS_NEWER_CLANG) {
-            builder.clang(newer_clang(&source));
-        }
-        builder
-            .source(&source)
-            .clang_args(["-I", "bpf", "-I", multiarch.as_str(), "-Wall", "-O2"])
-            .build_and_generate(&skeleton)
-            .unwrap_or_else(|err| panic!("building {}: {err:#}", source.display()));
+    for source in &sources {
+        let stem = stem(source);
         modules.push_str(&format!(
             "pub mod {stem} {{\n    include!(concat!(env!(\"OUT_DIR\"), \"/{stem}.skel.rs\"));\n}}\n"
         ));
