@@ -50,40 +50,22 @@ driver=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver) ||
 	{ echo "test.sh: clippy-driver is missing (rustup component add clippy)" >&2; exit 1; }
 clippy=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 RUSTC_WORKSPACE_WRAPPER=$driver CLIPPY_ARGS=$clippy \
-	cargo test --release --no-run --bins --test host --test vm --examples \
+	cargo test --release --no-run --lib --bins --test host --test vm --examples \
 	--message-format=json-render-diagnostics >"$logs/build.json"
-# executable TARGET KIND [REPORT]: a test binary's path from cargo's report.
+# executable TARGET KIND: a test binary's path from cargo's report.
 executable() {
 	jq -r --arg target "$1" --arg kind "$2" \
 		'select(.reason == "compiler-artifact" and .profile.test and .target.name == $target
 			and (.target.kind | index($kind)) and .executable != null) | .executable' \
-		"${3:-$logs/build.json}" | tail -n1
+		"$logs/build.json" | tail -n1
 }
+lib_tests=$(executable bench lib)
 bin_tests=$(executable bench bin)
 host_tests=$(executable host test)
 vm_tests=$(executable vm test)
-for t in "$bin_tests" "$host_tests" "$vm_tests"; do
+for t in "$lib_tests" "$bin_tests" "$host_tests" "$vm_tests"; do
 	[[ -x $t ]] || { echo "test.sh: a test binary is missing from cargo's report" >&2; exit 1; }
 done
-
-# The library's unit tests are a second compile of the whole crate (90 s of a
-# CPU here): built at the lowest priority beside the VMs and the host tests,
-# which leave a CPU idle for most of their time, and run once built. Their
-# outcome is reported at the end.
-unit_tests() {
-	RUSTC_WORKSPACE_WRAPPER=$driver CLIPPY_ARGS=$clippy \
-		cargo test --release --no-run --lib --message-format=json-render-diagnostics \
-		>"$logs/unit.json" || return
-	local lib_tests
-	lib_tests=$(executable bench lib "$logs/unit.json")
-	[[ -x $lib_tests ]] || { echo "test.sh: the unit test binary is missing from cargo's report"; return 1; }
-	"$lib_tests" --quiet
-}
-export -f unit_tests executable
-export logs driver clippy
-setsid nice -n 19 bash -c unit_tests >"$logs/unit" 2>&1 </dev/null &
-unit=$!
-children+=("$unit")
 
 stage "waiting for the VMs' set-up"
 if ! wait "$prepare"; then
@@ -92,22 +74,20 @@ if ! wait "$prepare"; then
 	exit 1
 fi
 stage "VM tests started in the background"
-setsid "$vm_tests" >"$logs/vm" 2>&1 </dev/null &
+# One guest at a time: each emulated CPU takes a host CPU whole, and two at
+# once left the host tests none while they ran.
+setsid "$vm_tests" --test-threads=1 >"$logs/vm" 2>&1 </dev/null &
 vm=$!
 children+=("$vm")
 
+stage "unit tests"
+"$lib_tests" --quiet
 "$bin_tests" --quiet
 stage "host tests"
 # One at a time: nearly every test runs a benchmark, and those hold the probe
 # lock anyway; side by side, the few that do not slowed the rest (the suite
 # took 509 s on two threads, 340 s on one, here).
 "$host_tests" --quiet --test-threads=1 "$@"
-
-stage "waiting for the unit tests"
-rc=0
-wait "$unit" || rc=$?
-cat "$logs/unit"
-((rc == 0)) || { echo "test.sh: the unit tests failed (exit $rc)" >&2; exit "$rc"; }
 
 stage "waiting for the VM tests"
 rc=0

@@ -2,7 +2,8 @@
 //! once in a VM by scripts/run_in_vm.sh, which runs one batch of bench
 //! commands inside. On 6.12 every benchmark the host's tests do not count
 //! must probe `ok`, and every multi-uprobe, in-kernel trigger and the count,
-//! rename, crypto and helper families must count exactly; on 6.1 every
+//! rename, crypto, helper, map, storage and sockmap families must count
+//! exactly; on 6.1 every
 //! refusal must name the missing feature and the release that brought it.
 //! Nothing is skipped: a VM that cannot start fails the test with the
 //! script's reason.
@@ -351,7 +352,7 @@ fn older_kernels_name_what_they_lack_on_debian_6_1() {
     // some the kprobe code refuses (perf_event_nmi_handler here), which are
     // skipped and named rather than failing the cycle.
     script += "echo '== kprobes'; $B -q attach-kprobe --attach-cnt 100 2>&1; echo \"rc=$?\"\n";
-    // One CPU: the 6.12 test boots at the same time, and these runs are short.
+    // One CPU: these runs are short, and the host tests run beside the guest.
     let stdout = in_vm("6.1", "1", &script);
     let parts = sections(&stdout);
     let release = parts["release"].trim().to_string();
