@@ -246,9 +246,10 @@ summary_row() {
 
 # cut_line ops|hits LABEL NAME [bench options...]: the summary as
 # run_common.sh's summarize_ops ("LABEL throughput: X ± Y M ops/s, latency:
-# Z ns/op", from the kernel runner's ops lines) or summarize ("LABEL X ± Y M/s
-# (drops ...)", from its hits lines) cuts it, or why this kernel cannot run
-# NAME.
+# Z ns/op", from the kernel runner's ops lines), summarize ("LABEL X ± Y M/s
+# (drops ...)", from its hits lines), summarize_percentage ("LABEL P%") or
+# summarize_total ("LABEL X ± Y M/s" of total operations) cuts it, or why this
+# kernel cannot run NAME.
 cut_line() {
 	local kind=$1 label=$2 summary
 	shift 2
@@ -262,6 +263,8 @@ cut_line() {
 	case $kind in
 	ops) summary_row "$label" "throughput: $(field throughput '± [0-9.]+ M ops\/s'), latency: $(field latency 'ns\/op')" ;;
 	hits) summary_row "$label" "$(field hits '± [0-9.]+M\/s') (drops $(field drops '± [0-9.]+M\/s'))" ;;
+	percentage) summary_row "$label" "$(sed -E 's/.*Percentage = +([0-9]+\.[0-9]+).*/\1/' <<<"$summary")%" ;;
+	total) summary_row "$label" "$(field 'total operations' '± [0-9.]+M\/s')" ;;
 	esac
 }
 

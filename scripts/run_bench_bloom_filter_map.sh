@@ -34,26 +34,6 @@ plain() {
 	((MARKDOWN || ROWS)) || printf '%b' "$1"
 }
 
-# bloom_line hits|percentage|total LABEL NAME [bench options...]: the summary
-# as run_common.sh's summarize, summarize_percentage or summarize_total cuts
-# it, or why this kernel cannot run NAME.
-bloom_line() {
-	local kind=$1 label=$2 summary
-	shift 2
-	bench_run "$@"
-	if [[ $BENCH_VERDICT != ok ]]; then
-		summary_row "$label" "$BENCH_VERDICT"
-		return
-	fi
-	summary=$(tail -n1 <<<"$BENCH_OUT")
-	field() { sed -E "s/.*$1 +([0-9.]+ $2).*/\1/" <<<"$summary"; }
-	case $kind in
-	hits) summary_row "$label" "$(field hits '± [0-9.]+M\/s') (drops $(field drops '± [0-9.]+M\/s'))" ;;
-	percentage) summary_row "$label" "$(sed -E 's/.*Percentage = +([0-9]+\.[0-9]+).*/\1/' <<<"$summary")%" ;;
-	total) summary_row "$label" "$(field 'total operations' '± [0-9.]+M\/s')" ;;
-	esac
-}
-
 prepare_bench
 table_header case "summary"
 header "Bloom filter map"
@@ -78,7 +58,7 @@ for v in "${value_sizes[@]}"; do
 					JSON_NAME="$name-$tag"
 					JSON_NAME=${JSON_NAME// /-}
 					plain '\t'
-					bloom_line "$kind" "$label" "$name" "${opts[@]}"
+					cut_line "$kind" "$label" "$name" "${opts[@]}"
 				done
 			done
 			plain '\n'
@@ -104,7 +84,7 @@ for v in "${value_sizes[@]}"; do
 				JSON_NAME="$name-$tag"
 				JSON_NAME=${JSON_NAME// /-}
 				plain '\t'
-				bloom_line total "$label" "$name" "${opts[@]}"
+				cut_line total "$label" "$name" "${opts[@]}"
 			done
 		done
 		plain '\n'
