@@ -49,7 +49,9 @@ stage "building and linting"
 driver=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver) ||
 	{ echo "test.sh: clippy-driver is missing (rustup component add clippy)" >&2; exit 1; }
 clippy=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
-RUSTC_WORKSPACE_WRAPPER=$driver CLIPPY_ARGS=$clippy \
+# scripts/test-rustc.sh runs clippy-driver, and builds the test harnesses
+# without optimisation.
+BENCH_CLIPPY_DRIVER=$driver RUSTC_WORKSPACE_WRAPPER=$PWD/scripts/test-rustc.sh CLIPPY_ARGS=$clippy \
 	cargo test --release --no-run --lib --bins --test host --test vm --examples \
 	--message-format=json-render-diagnostics >"$logs/build.json"
 # executable TARGET KIND: a test binary's path from cargo's report.
