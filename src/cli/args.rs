@@ -307,6 +307,23 @@ pub(super) fn count(
     }
 }
 
+/// A family option's value: decimal, or hexadecimal after `0x`, as the
+/// kernel runner's `strtol(arg, NULL, 0)` takes flags (`--map_flags 0x1`).
+/// Its range is checked against the benchmark's own limits later.
+pub(super) fn family_number(text: &str) -> std::result::Result<u64, String> {
+    let trimmed = text.trim();
+    match trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).map_err(|err| match err.kind() {
+            std::num::IntErrorKind::PosOverflow => format!("too large: at most {}", u64::MAX),
+            _ => format!("expected a whole number, got '{text}'"),
+        }),
+        None => count(0, u64::MAX)(text),
+    }
+}
+
 /// `--body`'s names, offered to completions too; a wrong one is refused in
 /// one line that lists them.
 #[derive(Clone, Debug)]
@@ -477,7 +494,7 @@ pub(super) fn add_bench_options(mut cmd: clap::Command) -> clap::Command {
             .help_heading("Benchmark options")
             .allow_hyphen_values(true)
             .action(ArgAction::Set)
-            .value_parser(count(0, u64::MAX))
+            .value_parser(family_number)
             .group(RUN_OPTIONS);
         if let Some(short) = option.short {
             arg = arg.short(short);
@@ -504,5 +521,24 @@ pub(super) fn number_help(option: &NumberOption) -> String {
             option.help, option.default, option.min, option.max
         ),
         false => format!("{} [default and range per benchmark]", option.help),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::family_number;
+
+    #[test]
+    fn family_numbers_are_decimal_or_hexadecimal() {
+        assert_eq!(family_number("17"), Ok(17));
+        assert_eq!(family_number("0x1"), Ok(1));
+        assert_eq!(family_number("0XfF"), Ok(255));
+        assert!(family_number("0x").is_err());
+        assert!(family_number("0x1g").is_err());
+        assert!(family_number("-1").is_err());
+        assert_eq!(
+            family_number("0x10000000000000000"),
+            Err(format!("too large: at most {}", u64::MAX))
+        );
     }
 }
