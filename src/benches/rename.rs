@@ -1,6 +1,6 @@
 //! The kernel runner's rename family (its `benchs/bench_rename.c` and
-//! `progs/test_overhead.c`): a producer renames its own task by writing its
-//! name to its comm file, which runs `__set_task_comm` and fires the
+//! `progs/test_overhead.c`): a producer renames the process by writing its
+//! name to `/proc/self/comm`, which runs `__set_task_comm` and fires the
 //! `task:task_rename` tracepoint, with nothing attached (`rename-base`) or one
 //! program that only counts on that path. The operations are the writes, as
 //! the kernel runner counts them.
@@ -24,7 +24,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     &rename(
         "rename-base",
         None,
-        "write the thread's own name to its comm file (__set_task_comm), nothing attached: the baseline",
+        "write the process's name to /proc/self/comm (__set_task_comm), nothing attached: the baseline",
     ),
     &rename(
         "rename-kprobe",
@@ -192,32 +192,40 @@ struct Renames {
     missed: AtomicU64,
 }
 
-/// The calling thread's comm file, opened for writing, and its name as the
-/// file reads (without the newline): writing it back renames the thread to
-/// what it is, so thread names (in `--profile`, say) stay the runner's.
-fn own_comm() -> Result<(File, Vec<u8>)> {
-    // SAFETY: gettid has no arguments and cannot fail.
-    let tid = unsafe { libc::gettid() };
-    let path = format!("/proc/self/task/{tid}/comm");
+/// The bytes the kernel runner's producer writes at each rename:
+/// "test_overhead" and its NUL.
+const WRITE_BYTES: usize = 14;
+
+/// The process's comm file (the thread group leader's, `/proc/self/comm`,
+/// which the kernel runner's producer writes), opened for writing, and the
+/// buffer each write sends: the leader's name as the file reads, padded with
+/// NULs to the runner's write size. The kernel copies the whole buffer and
+/// keeps the name up to the first NUL, so the work is the runner's and the
+/// name stays the process's own (in `--profile`, say).
+fn leader_comm() -> Result<(File, Vec<u8>)> {
+    let path = "/proc/self/comm";
     let fail = |e: std::io::Error| Error::setup(format!("cannot use {path}: {e}"));
     let mut name = Vec::new();
-    File::open(&path)
+    File::open(path)
         .and_then(|mut f| f.read_to_end(&mut name))
         .map_err(fail)?;
     if name.last() == Some(&b'\n') {
         name.pop();
     }
-    let file = File::options().write(true).open(&path).map_err(fail)?;
+    if name.len() < WRITE_BYTES {
+        name.resize(WRITE_BYTES, 0);
+    }
+    let file = File::options().write(true).open(path).map_err(fail)?;
     Ok((file, name))
 }
 
 impl Workload for Renames {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
-        let (mut file, name) = own_comm()?;
+        let (mut file, name) = leader_comm()?;
         ctx.try_run(|| {
             file.write(&name).map_err(|e| {
                 Error::runtime(format!(
-                    "writing the thread's name to its comm file failed: {e}"
+                    "writing the process's name to /proc/self/comm failed: {e}"
                 ))
             })?;
             Ok(1)
