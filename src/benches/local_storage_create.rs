@@ -159,7 +159,7 @@ impl Benchmark for LocalStorageCreate {
         let (skel, creator, used) = match storage_type {
             StorageType::Task => {
                 let program = "count_task_fork";
-                let skel = load(program)?;
+                let skel = load(program, StorageType::Task)?;
                 let link = attach(&skel, program)?;
                 let used = TriggerUsed {
                     path: TriggerPath::TpBtfSchedProcessFork,
@@ -198,8 +198,10 @@ impl Benchmark for LocalStorageCreate {
 type Skel = bpf::Owned<LocalStorageCreateSkel<'static>>;
 
 /// The object loaded with the kmalloc counter and `creator` on, for this
-/// process.
-fn load(creator: &str) -> Result<Skel> {
+/// process, and only the storage map of `storage_type` created: a kernel
+/// without task storage (before 5.11) would refuse the whole object for its
+/// task storage map.
+fn load(creator: &str, storage_type: StorageType) -> Result<Skel> {
     let mut storage = bpf::ObjectStorage::new();
     let open = |storage: &mut bpf::ObjectStorage| {
         // SAFETY: this storage is opened once, and the skeleton goes into an
@@ -208,6 +210,10 @@ fn load(creator: &str) -> Result<Skel> {
             LocalStorageCreateSkelBuilder::default().open(unsafe { storage.object() })?;
         if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
             rodata.bench_pid = std::process::id();
+        }
+        match storage_type {
+            StorageType::Socket => open.maps.task_storage_map.set_autocreate(false)?,
+            StorageType::Task => open.maps.sk_storage_map.set_autocreate(false)?,
         }
         for mut prog in open.open_object_mut().progs_mut() {
             if prog.name() == creator || prog.name() == "count_kmalloc" {
@@ -274,7 +280,7 @@ fn cgroup_creator() -> Result<(Skel, Link)> {
     let cgroup = own_cgroup().map_err(Error::unsupported)?;
     let dir = std::fs::File::open(&cgroup)
         .map_err(|e| Error::setup(format!("cannot open cgroup {}: {e}", cgroup.display())))?;
-    let skel = load(program)?;
+    let skel = load(program, StorageType::Socket)?;
     let link = program_of(&skel, program)?
         .attach_cgroup(dir.as_raw_fd())
         .map_err(|e| bpf::attach_error(&format!("{program} to {}", cgroup.display()), &e))?;
@@ -291,7 +297,7 @@ fn cgroup_creator() -> Result<(Skel, Link)> {
 /// active LSMs leave out the BPF LSM attaches it and never calls it.
 fn lsm_creator() -> Result<(Skel, Link)> {
     let program = "count_sock_lsm";
-    let skel = load(program)?;
+    let skel = load(program, StorageType::Socket)?;
     let link = attach(&skel, program)?;
     if !creates_for_a_socket(&skel)? {
         return Err(Error::unsupported(format!(
