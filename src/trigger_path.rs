@@ -18,6 +18,16 @@ pub enum TriggerPath {
     /// says which of upstream's triggers the kernel refused), or the trigger
     /// of a benchmark that measures that trigger alone.
     RawtpTestRun,
+    /// local-storage-create's socket storage: a sleepable LSM program on
+    /// socket_post_create (upstream's).
+    LsmSocketPostCreate,
+    /// Its fallback where the kernel refuses LSM programs: a cgroup/
+    /// sock_create program on bench's own cgroup, which creates the same
+    /// storage for the same sockets.
+    CgroupSockCreate,
+    /// local-storage-create's task storage: a tp_btf program on
+    /// sched_process_fork (upstream's).
+    TpBtfSchedProcessFork,
 }
 
 impl TriggerPath {
@@ -27,6 +37,9 @@ impl TriggerPath {
             TriggerPath::FentryGetpgid => "fentry-getpgid",
             TriggerPath::TpGetpgid => "tp-getpgid",
             TriggerPath::RawtpTestRun => "rawtp-test-run",
+            TriggerPath::LsmSocketPostCreate => "lsm-socket-post-create",
+            TriggerPath::CgroupSockCreate => "cgroup-sock-create",
+            TriggerPath::TpBtfSchedProcessFork => "tp-btf-sched-process-fork",
         }
     }
 
@@ -36,6 +49,9 @@ impl TriggerPath {
             TriggerPath::FentryGetpgid => "fentry on getpgid",
             TriggerPath::TpGetpgid => "tracepoint syscalls:sys_enter_getpgid",
             TriggerPath::RawtpTestRun => "raw_tp program run by BPF_PROG_TEST_RUN",
+            TriggerPath::LsmSocketPostCreate => "lsm.s program on socket_post_create",
+            TriggerPath::CgroupSockCreate => "cgroup/sock_create program on bench's cgroup",
+            TriggerPath::TpBtfSchedProcessFork => "tp_btf program on sched_process_fork",
         }
     }
 }
@@ -59,6 +75,9 @@ mod tests {
             TriggerPath::FentryGetpgid,
             TriggerPath::TpGetpgid,
             TriggerPath::RawtpTestRun,
+            TriggerPath::LsmSocketPostCreate,
+            TriggerPath::CgroupSockCreate,
+            TriggerPath::TpBtfSchedProcessFork,
         ] {
             let json = serde_json::to_string(&path).unwrap();
             assert_eq!(json, format!("\"{}\"", path.name()));

@@ -100,6 +100,9 @@ const FAMILY_RUNS: &[(&str, &str, u64)] = &[
     ),
     // One op is one 128 KiB file; the hits are the bytes BPF saw.
     ("sockmap", "", 131_072),
+    // A call is a batch of 4 sockets, each given its storage by upstream's
+    // lsm.s program (or the cgroup fallback, where the guest refuses it).
+    ("local-storage-create", "--batch-size 4", 4),
 ];
 
 /// Benchmarks 6.12 has not the kernel for, probed there: each says what it

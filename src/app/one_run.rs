@@ -256,6 +256,9 @@ fn timed_outcome(
             if let Some(line) = reporter.bpf_timing(&record.figures, config) {
                 console.line(&line);
             }
+            for line in reporter.after_summary(&record.figures) {
+                console.line(&line);
+            }
         }
         None if record.partial => {}
         None => return Err(Error::runtime("no iteration was measured")),

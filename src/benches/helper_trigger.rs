@@ -79,6 +79,9 @@ impl Body {
             TriggerPath::FentryGetpgid => format!("count_{}_fentry", self.name),
             TriggerPath::TpGetpgid => format!("count_{}_tp", self.name),
             TriggerPath::RawtpTestRun => format!("drive_{}", self.name),
+            // Another family's trigger: no body has an entry for it, and
+            // loading the name says so.
+            other => format!("count_{}_{}", self.name, other.name()),
         }
     }
 }

@@ -162,8 +162,12 @@ const fn helper(
         .untimed("one operation is one trigger, whose time is many iterations' or one run's")
         .needs(match body.upstream {
             TriggerPath::TpGetpgid => Needs::TracepointEvent,
-            TriggerPath::FentryGetpgid => Needs::Link,
             TriggerPath::RawtpTestRun => Needs::RunProgram,
+            // fentry, and the program types of other families' triggers.
+            TriggerPath::FentryGetpgid
+            | TriggerPath::LsmSocketPostCreate
+            | TriggerPath::CgroupSockCreate
+            | TriggerPath::TpBtfSchedProcessFork => Needs::Link,
         });
     let info = match options {
         Some(options) if body.ops_per_trigger > 1 => Info {

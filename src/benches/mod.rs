@@ -19,6 +19,7 @@ pub mod helper_trigger;
 pub mod helpers;
 pub mod htab_mem;
 pub mod local_storage;
+pub mod local_storage_create;
 pub mod lpm;
 pub mod perf_uprobe;
 pub mod rename;
@@ -70,6 +71,11 @@ pub enum Metric {
     /// `local_storage_report_final`: hits throughput and latency, important
     /// hits throughput.
     LocalStorage,
+    /// Storages created (hits) and the whole system's kmallocs (drops),
+    /// printed as the kernel runner's local-storage-create prints them:
+    /// creations in k/s, per producer, and kmallocs per creation; after the
+    /// Summary, the failed creations the run kept, if any.
+    LocalStorageCreate,
     /// Hits and false hits, printed as the kernel runner's
     /// `false_hits_report_progress` and `false_hits_report_final` print
     /// them: "N false hits of T total operations. Percentage = P %". The
@@ -412,6 +418,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         bloom::BENCHES,
         lpm::BENCHES,
         local_storage::BENCHES,
+        local_storage_create::BENCHES,
         sockmap::BENCHES,
     ]
     .into_iter()

@@ -19,6 +19,7 @@ pub mod latency;
 pub mod latency_plot;
 pub mod listing;
 pub mod local_storage;
+pub mod local_storage_create;
 pub mod output;
 pub mod per_cpu;
 pub mod perf;

@@ -3,7 +3,8 @@
 //! `perf bench`'s for operations.
 
 use super::{
-    false_hits, htab_mem, latency, local_storage, per_cpu, perf, sockmap, sweep_tables, text,
+    false_hits, htab_mem, latency, local_storage, local_storage_create, per_cpu, perf, sockmap,
+    sweep_tables, text,
 };
 use std::collections::BTreeMap;
 
@@ -78,6 +79,7 @@ impl Reporter {
             Metric::HtabMem => htab_mem::iteration_line(sample, producers),
             Metric::FalseHits => false_hits::iteration_line(sample),
             Metric::LocalStorage => local_storage::iteration_line(sample),
+            Metric::LocalStorageCreate => local_storage_create::iteration_line(sample, producers),
             Metric::Sockmap => sockmap::iteration_line(sample),
         }
     }
@@ -90,6 +92,9 @@ impl Reporter {
             Metric::HtabMem => htab_mem::summary_line(summary, producers, None, self.emulated),
             Metric::FalseHits => false_hits::summary_line(summary, self.emulated),
             Metric::LocalStorage => local_storage::summary_line(summary, self.emulated),
+            Metric::LocalStorageCreate => {
+                local_storage_create::summary_line(summary, producers, self.emulated)
+            }
             Metric::Sockmap => sockmap::summary_line(summary, self.emulated),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
@@ -162,6 +167,9 @@ impl Reporter {
             Metric::LocalStorage => {
                 local_storage::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
+            Metric::LocalStorageCreate => {
+                local_storage_create::fixed_lines(self.bench, run, config.producers, self.emulated)
+            }
         }
     }
 
@@ -212,6 +220,16 @@ impl Reporter {
     pub fn kept_lines(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
         match self.metric {
             Metric::Sockmap => sockmap::fixed_lines(kept),
+            Metric::LocalStorageCreate => local_storage_create::error_lines(kept),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The lines a timed run prints after its Summary from the figures it
+    /// kept (local-storage-create's failed creations); none for the others.
+    pub fn after_summary(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
+        match self.metric {
+            Metric::LocalStorageCreate => local_storage_create::error_lines(kept),
             _ => Vec::new(),
         }
     }
@@ -224,6 +242,7 @@ impl Reporter {
             | Metric::PerCpu(_)
             | Metric::FalseHits
             | Metric::LocalStorage
+            | Metric::LocalStorageCreate
             | Metric::Sockmap => "hit",
             Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",

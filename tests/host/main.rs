@@ -24,6 +24,7 @@ mod helpers;
 mod htab_mem;
 mod latency;
 mod local_storage;
+mod local_storage_create;
 mod lpm;
 mod output_safety;
 mod outputs;

@@ -1,0 +1,484 @@
+//! The local-storage-create benchmark, under the kernel runner's name and
+//! options (`benchs/bench_local_storage_create.c`): how fast BPF local
+//! storage is created for new owners. Each producer call creates a batch of
+//! `--batch-size` owners and then releases them: IPv6 UDP sockets
+//! (`--storage-type socket`, the default) or threads that return at once
+//! (`task`), joined after the batch. A BPF program that sees each new owner
+//! creates its storage (`bpf/local_storage_create.bpf.c`), and a raw_tp
+//! program counts the whole system's kmallocs meanwhile.
+//!
+//! The creating program is upstream's where the kernel takes it: a
+//! sleepable LSM program on socket_post_create, a tp_btf program on
+//! sched_process_fork. Where LSM programs are refused (this host: EPERM) or
+//! never run, a cgroup/sock_create program on bench's own cgroup creates the
+//! same socket storage for the same sockets; the run says which in its
+//! header, `--probe` and the result file.
+
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::Link;
+
+use super::{Benchmark, Info, Metric};
+use crate::bpf::skel::local_storage_create::{
+    LocalStorageCreateSkel, LocalStorageCreateSkelBuilder,
+};
+use crate::bpf::{self, HitCounters, Needs};
+use crate::config::{BenchOption, NumberOption, RunConfig, TextOption};
+use crate::error::{Error, Result};
+use crate::figures::{self, Better, Figure};
+use crate::kernel;
+use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::trigger_path::{TriggerPath, TriggerUsed};
+
+/// The most owners one batch holds at once: each is an open socket or a
+/// live thread until the batch ends.
+const MAX_BATCH: u64 = 65_536;
+
+pub const BATCH_SIZE: NumberOption = NumberOption {
+    long: "batch-size",
+    short: None,
+    value_name: "BATCH_SIZE",
+    help: "The number of storage creations in each batch (local-storage-create)",
+    default: 32,
+    min: 1,
+    max: MAX_BATCH,
+    why_max: "a batch holds all its sockets or threads at once",
+};
+pub const STORAGE_TYPE: TextOption = TextOption {
+    long: "storage-type",
+    value_name: "STORAGE_TYPE",
+    help: "The type of local storage to test (socket or task)",
+    default: "socket",
+    max_len: 16,
+};
+
+static OPTIONS: [BenchOption; 2] = [
+    BenchOption::Number(BATCH_SIZE),
+    BenchOption::Text(STORAGE_TYPE),
+];
+
+/// What the run keeps of its failures, by name: owners the producers failed
+/// to create (kept under the name of the call that failed, sockets or
+/// threads), and storages the program failed to create.
+pub const KEPT_SOCKET_ERRORS: &str = "socket errors";
+pub const KEPT_PTHREAD_ERRORS: &str = "pthread_create errors";
+pub const KEPT_CREATE_ERRORS: &str = "create errors";
+
+/// The whole system's kmallocs per storage created, lower is better: the
+/// kernel runner's `kmallocs/create`. The ratio of the run's totals (of its
+/// measured seconds' means, which last about as long each).
+pub const KMALLOCS: Figure = Figure {
+    name: "kmallocs",
+    unit: "kmallocs/create",
+    better: Better::Lower,
+    of_run: |run| {
+        let (kmallocs, creates) = match run.fixed() {
+            Some(fixed) => (fixed.counts.drops as f64, fixed.counts.hits as f64),
+            None => {
+                let summary = run.summary()?;
+                (summary.drops.mean, summary.hits.mean)
+            }
+        };
+        (creates > 0.0).then(|| kmallocs / creates)
+    },
+    per_second: None,
+    show: |n| format!("{n:.2} kmallocs/create"),
+    show_spread: |n, sd| format!("{n:.2} \u{b1} {sd:.2} kmallocs/create"),
+};
+
+pub static BENCHES: &[&dyn Benchmark] = &[&LocalStorageCreate {
+    info: Info {
+        metric: Metric::LocalStorageCreate,
+        figures: &[figures::HITS, KMALLOCS],
+        ..Info::hits(
+            "local-storage-create",
+            "create BPF local storage for new sockets (--storage-type socket) or threads \
+             (task) in batches of --batch-size; creations/s and kmallocs per creation",
+        )
+        .untimed("one operation is one creation, and a call of the producer a batch of them")
+        .needs(Needs::Link)
+        .options(&OPTIONS)
+    },
+}];
+
+/// The owners whose storage is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StorageType {
+    Socket,
+    Task,
+}
+
+impl StorageType {
+    fn from_name(name: &str) -> Result<StorageType> {
+        match name {
+            "socket" => Ok(StorageType::Socket),
+            "task" => Ok(StorageType::Task),
+            _ => Err(Error::usage(format!(
+                "--storage-type {name:?} is not one of local-storage-create's storage types \
+                 (socket or task)"
+            ))),
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            StorageType::Socket => "socket",
+            StorageType::Task => "task",
+        }
+    }
+
+    /// Its map type's name in the kernel's `enum bpf_map_type`, and the
+    /// first release that has it.
+    fn map_type(self) -> (&'static str, &'static str) {
+        match self {
+            StorageType::Socket => ("BPF_MAP_TYPE_SK_STORAGE", "5.2"),
+            StorageType::Task => ("BPF_MAP_TYPE_TASK_STORAGE", "5.11"),
+        }
+    }
+}
+
+struct LocalStorageCreate {
+    info: Info,
+}
+
+impl Benchmark for LocalStorageCreate {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+
+    fn validate(&self, config: &RunConfig) -> Result<()> {
+        StorageType::from_name(config.params.text(&STORAGE_TYPE)).map(|_| ())
+    }
+
+    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+        let storage_type = StorageType::from_name(config.params.text(&STORAGE_TYPE))?;
+        let batch = config.params.number(&BATCH_SIZE) as usize;
+        lacking_map_type(storage_type)?;
+        let (skel, creator, used) = match storage_type {
+            StorageType::Task => {
+                let program = "count_task_fork";
+                let skel = load(program, StorageType::Task)?;
+                let link = attach(&skel, program)?;
+                let used = TriggerUsed {
+                    path: TriggerPath::TpBtfSchedProcessFork,
+                    refused: None,
+                };
+                (skel, link, used)
+            }
+            StorageType::Socket => socket_creator()?,
+        };
+        let kmalloc = attach(&skel, "count_kmalloc")?;
+        // SAFETY: `hits`, `kmallocs` and `create_errs` are counters.h's
+        // slots, and the skeleton is kept in the workload beside the
+        // counters, dropped after them.
+        let (hits, kmallocs, create_errors) = unsafe {
+            let bss = skel.maps.bss_data.as_deref();
+            (
+                HitCounters::new(bss.map(|bss| &bss.hits[..]))?,
+                HitCounters::new(bss.map(|bss| &bss.kmallocs[..]))?,
+                HitCounters::new(bss.map(|bss| &bss.create_errs[..]))?,
+            )
+        };
+        Ok(Box::new(CreateWorkload {
+            _links: [creator, kmalloc],
+            hits,
+            kmallocs,
+            create_errors,
+            owner_errors: AtomicU64::new(0),
+            storage_type,
+            batch,
+            used,
+            _skel: skel,
+        }))
+    }
+}
+
+type Skel = bpf::Owned<LocalStorageCreateSkel<'static>>;
+
+/// The object loaded with the kmalloc counter and `creator` on, for this
+/// process, and only the storage map of `storage_type` created: a kernel
+/// without task storage (before 5.11) would refuse the whole object for its
+/// task storage map.
+fn load(creator: &str, storage_type: StorageType) -> Result<Skel> {
+    let mut storage = bpf::ObjectStorage::new();
+    let open = |storage: &mut bpf::ObjectStorage| {
+        // SAFETY: this storage is opened once, and the skeleton goes into an
+        // `Owned` with it (or, failing to load, drops before it).
+        let mut open =
+            LocalStorageCreateSkelBuilder::default().open(unsafe { storage.object() })?;
+        if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
+            rodata.bench_pid = std::process::id();
+        }
+        match storage_type {
+            StorageType::Socket => open.maps.task_storage_map.set_autocreate(false)?,
+            StorageType::Task => open.maps.sk_storage_map.set_autocreate(false)?,
+        }
+        for mut prog in open.open_object_mut().progs_mut() {
+            if prog.name() == creator || prog.name() == "count_kmalloc" {
+                prog.set_autoload(true);
+            }
+        }
+        open.load()
+    };
+    let skel = open(&mut storage).map_err(|e| bpf::load_error(creator, &e))?;
+    Ok(bpf::Owned::new(skel, storage))
+}
+
+/// Attaches `program` of `skel` where its section says.
+fn attach(skel: &Skel, program: &str) -> Result<Link> {
+    program_of(skel, program)?
+        .attach()
+        .map_err(|e| bpf::attach_error(program, &e))
+}
+
+fn program_of<'a>(skel: &'a Skel, program: &str) -> Result<libbpf_rs::ProgramMut<'a>> {
+    use libbpf_rs::skel::Skel as _;
+    skel.object()
+        .progs_mut()
+        .find(|p| p.name() == program)
+        .ok_or_else(|| {
+            Error::setup(format!(
+                "the local-storage-create object has no program {program}"
+            ))
+        })
+}
+
+/// The socket storage's creator: upstream's LSM program where the kernel
+/// takes it and runs it, else the cgroup/sock_create program.
+fn socket_creator() -> Result<(Skel, Link, TriggerUsed)> {
+    let refused = match lsm_creator() {
+        Ok((skel, link)) => {
+            let used = TriggerUsed {
+                path: TriggerPath::LsmSocketPostCreate,
+                refused: None,
+            };
+            return Ok((skel, link, used));
+        }
+        Err(Error::Unsupported(why)) => why,
+        Err(err) => return Err(err),
+    };
+    let (skel, link) = cgroup_creator().map_err(|err| match err {
+        Error::Unsupported(why) => Error::unsupported(format!(
+            "the kernel refuses upstream's LSM program for socket storage ({refused}), and its \
+             cgroup/sock_create fallback ({why})"
+        )),
+        err => err,
+    })?;
+    let used = TriggerUsed {
+        path: TriggerPath::CgroupSockCreate,
+        refused: Some((TriggerPath::LsmSocketPostCreate, refused)),
+    };
+    Ok((skel, link, used))
+}
+
+/// The cgroup/sock_create program on this process's cgroup, seen to create
+/// storage for a socket.
+fn cgroup_creator() -> Result<(Skel, Link)> {
+    let program = "count_sock_cgroup";
+    let cgroup = own_cgroup().map_err(Error::unsupported)?;
+    let dir = std::fs::File::open(&cgroup)
+        .map_err(|e| Error::setup(format!("cannot open cgroup {}: {e}", cgroup.display())))?;
+    let skel = load(program, StorageType::Socket)?;
+    let link = program_of(&skel, program)?
+        .attach_cgroup(dir.as_raw_fd())
+        .map_err(|e| bpf::attach_error(&format!("{program} to {}", cgroup.display()), &e))?;
+    if !creates_for_a_socket(&skel)? {
+        return Err(Error::setup(format!(
+            "{program} on {} created no storage for a socket of this process",
+            cgroup.display()
+        )));
+    }
+    Ok((skel, link))
+}
+
+/// Upstream's LSM program, loaded, attached, and seen to run: a kernel whose
+/// active LSMs leave out the BPF LSM attaches it and never calls it.
+fn lsm_creator() -> Result<(Skel, Link)> {
+    let program = "count_sock_lsm";
+    let skel = load(program, StorageType::Socket)?;
+    let link = attach(&skel, program)?;
+    if !creates_for_a_socket(&skel)? {
+        return Err(Error::unsupported(format!(
+            "{program} attached but never ran: the BPF LSM is not among the kernel's active \
+             LSMs (lsm= on its command line)"
+        )));
+    }
+    Ok((skel, link))
+}
+
+/// Whether one socket this process creates gets its storage now.
+fn creates_for_a_socket(skel: &Skel) -> Result<bool> {
+    // SAFETY: as in `setup`; the counter is dropped before the skeleton.
+    let hits = unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
+    let before = hits.total();
+    // SAFETY: a socket of our own, closed at once.
+    let fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) };
+    if fd < 0 {
+        return Err(Error::setup(format!(
+            "cannot create an IPv6 UDP socket: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: closes the socket just created.
+    unsafe { libc::close(fd) };
+    Ok(hits.total() > before)
+}
+
+/// This process's cgroup in the cgroup v2 hierarchy, from
+/// /proc/self/mountinfo (where it is mounted) and /proc/self/cgroup.
+fn own_cgroup() -> std::result::Result<std::path::PathBuf, String> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    // `ID PARENT MAJ:MIN ROOT MOUNT OPTIONS... - TYPE SOURCE SUPER`
+    let (root, mount) = mountinfo
+        .lines()
+        .find_map(|line| {
+            let (fields, after) = line.split_once(" - ")?;
+            (after.split_whitespace().next()? == "cgroup2").then_some(())?;
+            let fields: Vec<&str> = fields.split_whitespace().collect();
+            Some((fields.get(3)?.to_string(), fields.get(4)?.to_string()))
+        })
+        .ok_or("no cgroup v2 hierarchy is mounted")?;
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    let own = cgroups
+        .lines()
+        .find_map(|line| line.strip_prefix("0::"))
+        .ok_or("this process is in no cgroup v2 cgroup")?;
+    let below_root = own.strip_prefix(root.trim_end_matches('/')).unwrap_or(own);
+    let path = std::path::Path::new(&mount).join(below_root.trim_start_matches('/'));
+    match path.is_dir() {
+        true => Ok(path),
+        false => Err(format!(
+            "this process's cgroup {} is not there",
+            path.display()
+        )),
+    }
+}
+
+/// The first release's refusal where the kernel lacks the storage's map
+/// type (its BTF's `enum bpf_map_type` says); none where the BTF cannot
+/// be read (loading then says what it can).
+fn lacking_map_type(storage_type: StorageType) -> Result<()> {
+    let (name, since) = storage_type.map_type();
+    let Ok(btf) = libbpf_rs::btf::Btf::from_vmlinux() else {
+        return Ok(());
+    };
+    let Some(types) = btf.type_by_name::<libbpf_rs::btf::types::Enum<'_>>("bpf_map_type") else {
+        return Ok(());
+    };
+    let has = types
+        .iter()
+        .any(|member| member.name.and_then(|n| n.to_str()) == Some(name));
+    match has {
+        true => Ok(()),
+        false => Err(Error::unsupported(kernel::needs_linux(
+            &format!("{name} ({} local storage) needs", storage_type.word()),
+            since,
+        ))),
+    }
+}
+
+struct CreateWorkload {
+    // Fields drop in order: the links detach before the object is closed.
+    _links: [Link; 2],
+    hits: HitCounters,
+    kmallocs: HitCounters,
+    create_errors: HitCounters,
+    /// Sockets or threads the producers failed to create.
+    owner_errors: AtomicU64,
+    storage_type: StorageType,
+    batch: usize,
+    used: TriggerUsed,
+    _skel: Skel,
+}
+
+/// What each thread of a task batch runs: nothing, as upstream's.
+extern "C" fn return_at_once(_: *mut libc::c_void) -> *mut libc::c_void {
+    std::ptr::null_mut()
+}
+
+impl CreateWorkload {
+    /// A batch of sockets, created and then closed.
+    fn sockets(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        let mut fds = vec![-1; self.batch];
+        ctx.try_run(|| {
+            for fd in fds.iter_mut() {
+                // SAFETY: creates a socket of our own, closed below.
+                *fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) };
+                if *fd == -1 {
+                    self.owner_errors.fetch_add(1, Relaxed);
+                }
+            }
+            for &fd in fds.iter().filter(|&&fd| fd != -1) {
+                // SAFETY: closes a socket this loop created.
+                unsafe { libc::close(fd) };
+            }
+            Ok(self.batch as u64)
+        })
+    }
+
+    /// A batch of threads, created and then joined.
+    fn threads(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        // SAFETY: pthread_t is a plain integer, and zero a placeholder that
+        // is overwritten before it is read.
+        let mut threads: Vec<libc::pthread_t> = vec![unsafe { std::mem::zeroed() }; self.batch];
+        let mut results = vec![0; self.batch];
+        ctx.try_run(|| {
+            for (thread, result) in threads.iter_mut().zip(results.iter_mut()) {
+                // SAFETY: the thread runs a function that touches nothing,
+                // and is joined below.
+                *result = unsafe {
+                    libc::pthread_create(
+                        thread,
+                        std::ptr::null(),
+                        return_at_once,
+                        std::ptr::null_mut(),
+                    )
+                };
+                if *result != 0 {
+                    self.owner_errors.fetch_add(1, Relaxed);
+                }
+            }
+            for (&thread, _) in threads.iter().zip(&results).filter(|(_, &r)| r == 0) {
+                // SAFETY: joins a thread created above, once.
+                unsafe { libc::pthread_join(thread, std::ptr::null_mut()) };
+            }
+            Ok(self.batch as u64)
+        })
+    }
+}
+
+impl Workload for CreateWorkload {
+    fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        match self.storage_type {
+            StorageType::Socket => self.sockets(ctx),
+            StorageType::Task => self.threads(ctx),
+        }
+    }
+
+    /// The storages created as hits, the system's kmallocs as drops.
+    fn measure(&self, _ops: u64) -> Counts {
+        Counts {
+            hits: self.hits.total(),
+            drops: self.kmallocs.total(),
+        }
+    }
+
+    fn figures(&self) -> Vec<(&'static str, f64)> {
+        let owner = match self.storage_type {
+            StorageType::Socket => KEPT_SOCKET_ERRORS,
+            StorageType::Task => KEPT_PTHREAD_ERRORS,
+        };
+        vec![
+            (owner, self.owner_errors.load(Relaxed) as f64),
+            (KEPT_CREATE_ERRORS, self.create_errors.total() as f64),
+        ]
+    }
+
+    fn trigger(&self) -> Option<TriggerUsed> {
+        Some(self.used.clone())
+    }
+}

@@ -1,0 +1,133 @@
+//! local-storage-create for real: one storage per socket or thread of a
+//! batch, counted exactly; the creator each run says it took (upstream's
+//! tp_btf program for threads; for sockets upstream's LSM program, or where
+//! the kernel refuses it the cgroup fallback); upstream's lines, the
+//! kmallocs per creation as a figure, the failures line, and the refusals.
+
+use std::fs;
+use std::process::Command;
+
+use crate::common::*;
+
+const USAGE: i32 = 2;
+
+/// Exact counts for both storage types, with one producer and two; the
+/// trigger, the lines and the figure of a timed run; the failures line when
+/// sockets cannot be opened; nothing left loaded.
+#[test]
+fn every_owner_gets_one_storage_and_the_lines_are_upstreams() {
+    let _lock = probe_lock();
+    for (storage, calls, producers, batch) in
+        [("socket", 3, 1, 5), ("socket", 5, 2, 3), ("task", 3, 2, 4)]
+    {
+        let out = assert_fixed_hits(
+            &format!(
+                "-q -r {calls} -p {producers} --storage-type {storage} --batch-size {batch} \
+                 local-storage-create"
+            ),
+            calls * batch,
+        );
+        let executed = line_starting(&out.stdout, "# Executed ");
+        assert_has(
+            executed,
+            &format!(
+                "{calls} calls of local-storage-create ({} operations)",
+                calls * batch
+            ),
+        );
+        assert_has(&out.stdout, " kmallocs/create");
+        assert!(!out.stdout.contains(" drops"), "{}", out.stdout);
+        assert!(!out.stdout.contains("errors"), "{}", out.stdout);
+    }
+
+    let dir = tempdir("local-storage-create");
+    let json = dir.join("socket.json");
+    let out = bench_ok(&format!(
+        "-w0 -d1 --json {} local-storage-create",
+        json.display()
+    ));
+    let header = line_starting(&out.stdout, "trigger: ");
+    let fallback = header.starts_with(
+        "trigger: cgroup/sock_create program on bench's cgroup (fallback: upstream's lsm.s \
+         program on socket_post_create is refused here: ",
+    );
+    assert!(
+        fallback || header.ends_with("lsm.s program on socket_post_create (upstream's)"),
+        "{header}"
+    );
+    assert_starts(line_starting(&out.stdout, "Iter "), "Iter   0 (");
+    assert_has(line_starting(&out.stdout, "Iter "), "): creates ");
+    assert_last_line(&out.stdout, "Summary: creates ");
+    let summary = line_starting(&out.stdout, "Summary:");
+    assert!(
+        summary.contains("k/s (") && summary.contains("k/prod), "),
+        "{summary}"
+    );
+    let upstreams = summary.split(", noisy:").next().unwrap_or(summary);
+    assert!(upstreams.ends_with(" kmallocs/create"), "{summary}");
+    let result: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let schema = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/result-schema.json"
+    ));
+    let schema: serde_json::Value = serde_json::from_str(&schema.unwrap()).unwrap();
+    let errors = crate::common::schema::errors(&schema, &result);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let run = &result["runs"][0];
+    let kept = if fallback {
+        "cgroup-sock-create"
+    } else {
+        "lsm-socket-post-create"
+    };
+    assert_eq!(run["trigger"], kept, "{run}");
+    assert_eq!(run["figures"]["socket errors"], 0.0, "{run}");
+
+    let probe = bench_ok("--probe local-storage-create");
+    let verdict = probe.stdout.split_once("  ").map_or("", |(_, v)| v.trim());
+    assert!(
+        verdict == "ok" || (fallback && verdict.starts_with("ok (trigger: cgroup/sock_create")),
+        "{}",
+        probe.stdout
+    );
+
+    // Fewer descriptors than a batch: the sockets past the limit fail, and
+    // upstream's line after the report counts them.
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        &format!(
+            "ulimit -n 32; exec {} -q -r 1 --batch-size 40 local-storage-create",
+            bench_bin().display()
+        ),
+    ]);
+    let out = run_cmd(cmd);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let last = out.stdout.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("socket() errors ") && last.ends_with(" create_errs 0"),
+        "{}",
+        out.stdout
+    );
+    assert_nothing_left();
+}
+
+#[test]
+fn bad_values_are_refused_in_one_sentence() {
+    for (line, needle) in [
+        (
+            "local-storage-create --storage-type inode -r 1",
+            "is not one of local-storage-create's storage types (socket or task)",
+        ),
+        (
+            "local-storage-create --batch-size 0 -r 1",
+            "--batch-size must be between 1 and 65536",
+        ),
+        (
+            "local-storage-create -c 1 -r 1",
+            "local-storage-create has no consumers",
+        ),
+    ] {
+        assert_one_clear_line(&bench(line), USAGE, needle);
+    }
+}
