@@ -3,7 +3,8 @@
 //! `perf bench`'s for operations.
 
 use super::{
-    false_hits, htab_mem, latency, local_storage, per_cpu, perf, sockmap, sweep_tables, text,
+    false_hits, htab_mem, latency, local_storage, per_cpu, perf, sockmap, sweep_tables,
+    tasks_trace, text,
 };
 use std::collections::BTreeMap;
 
@@ -79,6 +80,7 @@ impl Reporter {
             Metric::FalseHits => false_hits::iteration_line(sample),
             Metric::LocalStorage => local_storage::iteration_line(sample),
             Metric::Sockmap => sockmap::iteration_line(sample),
+            Metric::TasksTrace => tasks_trace::iteration_lines(sample),
         }
     }
 
@@ -91,6 +93,7 @@ impl Reporter {
             Metric::FalseHits => false_hits::summary_line(summary, self.emulated),
             Metric::LocalStorage => local_storage::summary_line(summary, self.emulated),
             Metric::Sockmap => sockmap::summary_line(summary, self.emulated),
+            Metric::TasksTrace => tasks_trace::summary_lines(&BTreeMap::new()),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -115,6 +118,7 @@ impl Reporter {
                 };
                 htab_mem::summary_line(summary, producers, memory, self.emulated)
             }
+            Metric::TasksTrace => tasks_trace::summary_lines(kept),
             _ => self.summary(summary, producers),
         }
     }
@@ -147,7 +151,11 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) | Metric::Sockmap => {
+            Metric::Hits
+            | Metric::HitOps
+            | Metric::PerCpu(_)
+            | Metric::Sockmap
+            | Metric::TasksTrace => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::HtabMem => {
@@ -212,6 +220,10 @@ impl Reporter {
     pub fn kept_lines(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
         match self.metric {
             Metric::Sockmap => sockmap::fixed_lines(kept),
+            Metric::TasksTrace => tasks_trace::summary_lines(kept)
+                .lines()
+                .map(str::to_string)
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -224,7 +236,8 @@ impl Reporter {
             | Metric::PerCpu(_)
             | Metric::FalseHits
             | Metric::LocalStorage
-            | Metric::Sockmap => "hit",
+            | Metric::Sockmap
+            | Metric::TasksTrace => "hit",
             Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",
         }
