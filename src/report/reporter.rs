@@ -84,6 +84,12 @@ impl Reporter {
         }
     }
 
+    /// Whether `-q` keeps the per-second lines: the kernel runner's `-q`
+    /// hides them for local-storage-tasks-trace alone.
+    pub fn ticks_when_quiet(&self) -> bool {
+        self.metric != Metric::TasksTrace
+    }
+
     /// The `Summary:` line: the last line on stdout, which scripts cut.
     pub fn summary(&self, summary: &Summary, producers: usize) -> String {
         match self.metric {
