@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 use libbpf_rs::skel::{OpenSkel, Skel};
 
+use super::helper_trigger::{self, KernelFunction};
 use super::{Benchmark, Info, Metric};
 use crate::bpf::skel::tasks_trace::{TasksTraceSkel, TasksTraceSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
@@ -86,6 +87,14 @@ pub const GP_TICKS: Figure = Figure {
     per_second: None,
     show: |ticks| format!("{ticks:.3} ticks"),
     show_spread: |ticks, sd| format!("{ticks:.3} \u{b1} {sd:.3} ticks"),
+};
+
+/// The helper the storage program calls (with bpf_get_current_task_btf,
+/// of the same release).
+const TASK_STORAGE_GET: KernelFunction = KernelFunction {
+    what: "the bpf_task_storage_get helper",
+    name: "bpf_task_storage_get",
+    since: "5.11",
 };
 
 /// The kernel functions the grace-period programs attach to.
@@ -166,6 +175,7 @@ fn lacking_steps() -> Option<String> {
 
 /// The programs loaded and attached, the kthread's ticks read once.
 fn attached(config: &RunConfig) -> Result<TasksTraceWorkload> {
+    helper_trigger::lacking(&[TASK_STORAGE_GET])?;
     if let Some(why) = lacking_steps() {
         return Err(Error::unsupported(why));
     }

@@ -1,7 +1,8 @@
 //! local-storage-tasks-trace: the refusals of its options and of more than
 //! one producer, and, where the kernel refuses fentry programs (this host),
 //! the one sentence that says why it cannot run; where it can, a short
-//! fixed run prints both SUMMARY lines and leaves no sleeper behind.
+//! fixed run prints both SUMMARY lines and leaves no sleeper behind; and
+//! upstream's script, shortened, prints the same verdict.
 
 use crate::common::*;
 
@@ -51,4 +52,29 @@ fn refuses_what_upstream_refuses_and_says_why_it_cannot_run() {
     }
     assert!(processes_of(&bench_bin()).is_empty(), "a sleeper is left");
     assert_nothing_left();
+
+    // Upstream's script, shortened: its SUMMARY lines, or why not.
+    let mut cmd = std::process::Command::new(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scripts/run_bench_local_storage_rcu_tasks_trace.sh"),
+    );
+    cmd.env("WD", "-w0 -d1").env("NR_PROCS", "2");
+    let script = run_cmd(cmd);
+    assert_eq!(script.code, 0, "{}", script.stderr);
+    if verdict.contains("unsupported:") {
+        assert_starts(
+            &script.stdout,
+            &format!("{NAME} unsupported: it needs fentry programs"),
+        );
+        assert_eq!(script.stdout.lines().count(), 1, "{}", script.stdout);
+    } else {
+        let lines: Vec<&str> = script.stdout.lines().collect();
+        assert_eq!(lines.len(), 2, "{}", script.stdout);
+        assert!(
+            lines.iter().all(|l| l.starts_with("SUMMARY ")),
+            "{}",
+            script.stdout
+        );
+    }
+    assert!(processes_of(&bench_bin()).is_empty(), "a sleeper is left");
 }

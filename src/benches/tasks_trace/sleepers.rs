@@ -1,12 +1,13 @@
 //! The sleeper processes of `local-storage-tasks-trace`: forked children
-//! that sleep 0 to 3 seconds and call getpgid(), forever. Each asks the
+//! that sleep 0 to 3 seconds and call getpgid(), forever, all in step. Each asks the
 //! kernel to kill it when its parent dies (PR_SET_PDEATHSIG), so that no
 //! sleeper outlives bench however bench ends; dropping [`Sleepers`] kills
 //! and reaps them all before that.
 //!
 //! A child of a threaded process may only make async-signal-safe calls
 //! until it execs, and these never exec: the child's code below makes
-//! system calls alone (no allocation, no lock, no formatting).
+//! system calls alone (no allocation, no formatting), and rand(), whose
+//! lock no thread of bench ever takes.
 
 use crate::error::{Error, Result};
 
@@ -68,10 +69,12 @@ impl Drop for Sleepers {
 }
 
 /// A sleeper's life: die with the parent, close what it inherited, then
-/// sleep 0 to 3 seconds and call getpgid(), forever.
+/// sleep 0 to 3 seconds (the same draws in every sleeper) and call
+/// getpgid(), forever.
 fn sleep_and_call(parent: libc::pid_t) -> ! {
     // SAFETY: every call below is a system call (or a wrapper of one) that
-    // is async-signal-safe; nothing allocates or locks.
+    // is async-signal-safe, and rand(), whose lock is free; nothing
+    // allocates.
     unsafe {
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0
             || libc::getppid() != parent
@@ -88,14 +91,13 @@ fn sleep_and_call(parent: libc::pid_t) -> ! {
         // kernel leaves them open, which only delays their release until
         // the sleepers are killed.
         libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
-        let mut state = (libc::getpid() as u32).wrapping_mul(2_654_435_761) | 1;
         loop {
-            // xorshift: a different pause for each sleeper and each round.
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
+            // The C library's rand(), never seeded: every sleeper draws the
+            // same pauses, so that they wake together, as the kernel
+            // runner's do (its children inherit one unseeded state). Its
+            // lock is free: nothing in bench calls rand().
             let pause = libc::timespec {
-                tv_sec: (state % 4) as libc::time_t,
+                tv_sec: (libc::rand() % 4) as libc::time_t,
                 tv_nsec: 0,
             };
             libc::nanosleep(&pause, std::ptr::null_mut());
