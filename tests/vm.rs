@@ -3,7 +3,7 @@
 //! commands inside. On 6.12 every benchmark the host's tests do not count
 //! must probe `ok`, and every multi-uprobe, in-kernel trigger and the count,
 //! rename, crypto, helper, map, storage and sockmap families must count
-//! exactly; on 6.1 every
+//! exactly, and local-storage-tasks-trace must time grace periods; on 6.1 every
 //! refusal must name the missing feature and the release that brought it.
 //! Nothing is skipped: a VM that cannot start fails the test with the
 //! script's reason.
@@ -121,6 +121,26 @@ const NEWER_THAN_6_12: &[(&str, &str)] = &[
         "no resizable hash map (BPF_MAP_TYPE_RHASH is not among its map types",
     ),
 ];
+/// Run for two seconds with 50 sleepers: its figures are times, not counts.
+const TASKS_TRACE: &str = "local-storage-tasks-trace";
+
+/// The run of [`TASKS_TRACE`] succeeded, printed its two SUMMARY lines with
+/// finite averages and deviations, and no sleeper outlived it.
+fn assert_grace_periods_timed(text: &str) {
+    assert!(text.ends_with("rc=0\nleft=0\n"), "{TASKS_TRACE}:\n{text}");
+    let summaries: Vec<&str> = text.lines().filter(|l| l.starts_with("SUMMARY ")).collect();
+    assert_eq!(summaries.len(), 2, "{TASKS_TRACE}:\n{text}");
+    for line in summaries {
+        let numbers: Vec<f64> = line
+            .split('\t')
+            .skip(1)
+            .filter_map(|field| field.split_whitespace().nth(1)?.parse().ok())
+            .collect();
+        assert_eq!(numbers.len(), 2, "{line}");
+        assert!(numbers.iter().all(|n| n.is_finite()), "{line}");
+    }
+}
+
 /// Calls of each of [`FAMILY_RUNS`].
 const FAMILY_CALLS: u64 = 20;
 
@@ -261,6 +281,12 @@ fn every_family_counts_exactly_on_debian_6_12() {
             "echo '== {name}'; $B -q -r {FAMILY_CALLS} {options} {name} 2>&1; echo \"rc=$?\"\n"
         );
     }
+    // Grace periods are no exact count: that it runs, ends with both
+    // SUMMARY lines and leaves no sleeper is what is checked.
+    script += &format!(
+        "echo '== {TASKS_TRACE}'; $B -q -w1 -d2 --nr_procs 50 {TASKS_TRACE} 2>&1; echo \"rc=$?\"; \
+         echo \"left=$(pgrep -x bench | wc -l)\"\n"
+    );
     // All four at once: the kernel's release of their links (an RCU Tasks
     // Trace grace period, seconds under emulation) is waited for once.
     for name in MULTI_UPROBES {
@@ -314,6 +340,8 @@ fn every_family_counts_exactly_on_debian_6_12() {
     for &(name, _, per_call) in FAMILY_RUNS {
         assert_counted(name, &parts[name], FAMILY_CALLS, FAMILY_CALLS * per_call);
     }
+
+    assert_grace_periods_timed(&parts[TASKS_TRACE]);
 
     // The result came back through the shared directory with the guest's
     // context, and an emulated run says so in its report.

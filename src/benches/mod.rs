@@ -26,6 +26,7 @@ pub mod rename;
 pub mod ringbuf;
 pub mod sockmap;
 pub mod syscall;
+pub mod tasks_trace;
 pub mod timing;
 pub mod trigger;
 pub mod uprobe;
@@ -91,6 +92,12 @@ pub enum Metric {
     /// Hits, and before the summary the kernel runner's per-CPU lines of a
     /// benchmark timed inside BPF, from the figures its run kept.
     PerCpu(PerCpuLines),
+    /// The kernel runner's local-storage-tasks-trace lines: each second the
+    /// mean RCU Tasks Trace grace period latency and the kthread's ticks per
+    /// grace period (`Sample::extra` carries the cumulative ns, grace
+    /// periods and ticks), and two `SUMMARY` lines from the figures the run
+    /// kept. Hits (storage updates) are not printed.
+    TasksTrace,
 }
 
 /// Which per-CPU lines a [`Metric::PerCpu`] benchmark prints.
@@ -420,6 +427,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         local_storage::BENCHES,
         local_storage_create::BENCHES,
         sockmap::BENCHES,
+        tasks_trace::BENCHES,
     ]
     .into_iter()
     .flatten()

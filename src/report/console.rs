@@ -214,8 +214,10 @@ impl RunObserver for RunConsole<'_> {
     fn sample(&mut self, sample: &Sample) {
         // The bar first, so that it redraws in its new state under the line.
         self.console.advance(sample);
-        self.console
-            .line(&self.reporter.tick(sample, self.producers));
+        if self.chatter || self.reporter.ticks_when_quiet() {
+            self.console
+                .line(&self.reporter.tick(sample, self.producers));
+        }
     }
 
     fn measure_ended(&mut self, _samples: &[Sample]) {

@@ -28,6 +28,7 @@ pub mod profile;
 pub mod reporter;
 pub mod sockmap;
 pub mod sweep_tables;
+pub mod tasks_trace;
 pub mod text;
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 
 use super::{
     false_hits, htab_mem, latency, local_storage, local_storage_create, per_cpu, perf, sockmap,
-    sweep_tables, text,
+    sweep_tables, tasks_trace, text,
 };
 use std::collections::BTreeMap;
 
@@ -81,7 +81,14 @@ impl Reporter {
             Metric::LocalStorage => local_storage::iteration_line(sample),
             Metric::LocalStorageCreate => local_storage_create::iteration_line(sample, producers),
             Metric::Sockmap => sockmap::iteration_line(sample),
+            Metric::TasksTrace => tasks_trace::iteration_lines(sample),
         }
+    }
+
+    /// Whether `-q` keeps the per-second lines: the kernel runner's `-q`
+    /// hides them for local-storage-tasks-trace alone.
+    pub fn ticks_when_quiet(&self) -> bool {
+        self.metric != Metric::TasksTrace
     }
 
     /// The `Summary:` line: the last line on stdout, which scripts cut.
@@ -96,6 +103,7 @@ impl Reporter {
                 local_storage_create::summary_line(summary, producers, self.emulated)
             }
             Metric::Sockmap => sockmap::summary_line(summary, self.emulated),
+            Metric::TasksTrace => tasks_trace::summary_lines(&BTreeMap::new()),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -120,6 +128,7 @@ impl Reporter {
                 };
                 htab_mem::summary_line(summary, producers, memory, self.emulated)
             }
+            Metric::TasksTrace => tasks_trace::summary_lines(kept),
             _ => self.summary(summary, producers),
         }
     }
@@ -152,7 +161,11 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) | Metric::Sockmap => {
+            Metric::Hits
+            | Metric::HitOps
+            | Metric::PerCpu(_)
+            | Metric::Sockmap
+            | Metric::TasksTrace => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::HtabMem => {
@@ -221,6 +234,10 @@ impl Reporter {
         match self.metric {
             Metric::Sockmap => sockmap::fixed_lines(kept),
             Metric::LocalStorageCreate => local_storage_create::error_lines(kept),
+            Metric::TasksTrace => tasks_trace::summary_lines(kept)
+                .lines()
+                .map(str::to_string)
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -243,7 +260,8 @@ impl Reporter {
             | Metric::FalseHits
             | Metric::LocalStorage
             | Metric::LocalStorageCreate
-            | Metric::Sockmap => "hit",
+            | Metric::Sockmap
+            | Metric::TasksTrace => "hit",
             Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",
         }

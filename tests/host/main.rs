@@ -41,6 +41,7 @@ mod scripts;
 mod soak;
 mod sockmap;
 mod static_link;
+mod tasks_trace;
 mod timing;
 mod trigger;
 mod uprobe;
