@@ -3,7 +3,8 @@
 //! `perf bench`'s for operations.
 
 use super::{
-    false_hits, htab_mem, latency, local_storage, per_cpu, perf, sockmap, sweep_tables, text,
+    false_hits, frac_second, htab_mem, latency, local_storage, per_cpu, perf, sockmap,
+    sweep_tables, text,
 };
 use std::collections::BTreeMap;
 
@@ -79,6 +80,7 @@ impl Reporter {
             Metric::FalseHits => false_hits::iteration_line(sample),
             Metric::LocalStorage => local_storage::iteration_line(sample),
             Metric::Sockmap => sockmap::iteration_line(sample),
+            Metric::FracSecond(scale) => frac_second::iteration_line(sample, producers, scale),
         }
     }
 
@@ -91,6 +93,13 @@ impl Reporter {
             Metric::FalseHits => false_hits::summary_line(summary, self.emulated),
             Metric::LocalStorage => local_storage::summary_line(summary, self.emulated),
             Metric::Sockmap => sockmap::summary_line(summary, self.emulated),
+            Metric::FracSecond(scale) => frac_second::summary_line(
+                summary,
+                producers,
+                &BTreeMap::new(),
+                scale,
+                self.emulated,
+            ),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -114,6 +123,9 @@ impl Reporter {
                     _ => None,
                 };
                 htab_mem::summary_line(summary, producers, memory, self.emulated)
+            }
+            Metric::FracSecond(scale) => {
+                frac_second::summary_line(summary, producers, kept, scale, self.emulated)
             }
             _ => self.summary(summary, producers),
         }
@@ -147,7 +159,11 @@ impl Reporter {
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
     pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
         match self.metric {
-            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) | Metric::Sockmap => {
+            Metric::Hits
+            | Metric::HitOps
+            | Metric::PerCpu(_)
+            | Metric::Sockmap
+            | Metric::FracSecond(_) => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::HtabMem => {
@@ -224,7 +240,8 @@ impl Reporter {
             | Metric::PerCpu(_)
             | Metric::FalseHits
             | Metric::LocalStorage
-            | Metric::Sockmap => "hit",
+            | Metric::Sockmap
+            | Metric::FracSecond(_) => "hit",
             Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",
         }
