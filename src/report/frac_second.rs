@@ -49,8 +49,8 @@ pub fn iteration_line(sample: &Sample, producers: usize, scale: FracScale) -> St
 /// `Summary: throughput    1.234 ± 0.012 K ops/s (  1.234K ops/prod),
 /// latency  810.000 ms/op`, from the figures the run kept: the mean and sd
 /// of its seconds' measured rates, and the mean of their whole nanoseconds
-/// per operation. A summary without them (over runs) is the ops line of
-/// the wall-time rate.
+/// per operation ([`over_runs`] over runs). A summary without them is the
+/// ops line of the wall-time rate.
 pub fn summary_line(
     summary: &Summary,
     producers: usize,
@@ -78,6 +78,42 @@ pub fn summary_line(
         latency_ns / time_divisor / producers,
         text::noisy_note(summary, emulated),
     )
+}
+
+/// The kept figures of a summary over runs: the mean and between-run sd of
+/// the runs' measured rates and the mean of their latencies (each run one
+/// observation, as the wall-time summary over runs counts them); empty
+/// when a run kept none.
+pub fn over_runs(runs: &[&BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
+    let mut rates = Vec::with_capacity(runs.len());
+    let mut latencies = Vec::with_capacity(runs.len());
+    for kept in runs {
+        match (kept.get(KEPT_FRAC_RATE), kept.get(KEPT_FRAC_LATENCY_NS)) {
+            (Some(rate), Some(latency)) => {
+                rates.push(*rate);
+                latencies.push(*latency);
+            }
+            _ => return BTreeMap::new(),
+        }
+    }
+    if rates.is_empty() {
+        return BTreeMap::new();
+    }
+    let n = rates.len() as f64;
+    let mean = rates.iter().sum::<f64>() / n;
+    let sd = if rates.len() > 1 {
+        (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    [
+        (KEPT_FRAC_RATE, mean),
+        (KEPT_FRAC_RATE_SD, sd),
+        (KEPT_FRAC_LATENCY_NS, latencies.iter().sum::<f64>() / n),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }
 
 #[cfg(test)]
@@ -154,7 +190,23 @@ mod tests {
             "Summary: throughput    5.000 \u{b1} 0.120 M ops/s (  5.000M ops/prod), \
              latency  200.000 ns/op"
         );
-        // Over runs nothing is kept: the wall-time ops line.
+        // Over runs: each run one observation.
+        let first: BTreeMap<String, f64> = [(KEPT_FRAC_RATE, 200.0), (KEPT_FRAC_LATENCY_NS, 5e6)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let second: BTreeMap<String, f64> = [(KEPT_FRAC_RATE, 300.0), (KEPT_FRAC_LATENCY_NS, 3e6)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let kept = over_runs(&[&first, &second]);
+        assert_eq!(
+            summary_line(&summary(), 1, &kept, FracScale::KiloOpsMs, false),
+            "Summary: throughput    0.250 \u{b1} 0.071 K ops/s (  0.250K ops/prod), \
+             latency    4.000 ms/op"
+        );
+        assert!(over_runs(&[&first, &BTreeMap::new()]).is_empty());
+        // Without them: the wall-time ops line.
         assert!(
             summary_line(&summary(), 1, &BTreeMap::new(), FracScale::KiloOpsMs, false)
                 .ends_with(" ns/op")

@@ -131,6 +131,27 @@ impl Reporter {
         }
     }
 
+    /// The `Summary:` line over runs, with what each run kept (the LPM
+    /// trie's rates over BPF-measured time); the others' is
+    /// [`summary`](Self::summary)'s.
+    pub fn summary_over_runs(
+        &self,
+        summary: &Summary,
+        producers: usize,
+        kept: &[&BTreeMap<String, f64>],
+    ) -> String {
+        match self.metric {
+            Metric::FracSecond(scale) => frac_second::summary_line(
+                summary,
+                producers,
+                &frac_second::over_runs(kept),
+                scale,
+                self.emulated,
+            ),
+            _ => self.summary(summary, producers),
+        }
+    }
+
     /// [`run_line`](Self::run_line) with what the run kept.
     pub fn run_line_kept(
         &self,
