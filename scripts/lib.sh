@@ -261,7 +261,7 @@ cut_line() {
 	summary=$(tail -n1 <<<"$BENCH_OUT")
 	field() { sed -E "s/.*$1 +([0-9.]+ $2).*/\1/" <<<"$summary"; }
 	case $kind in
-	ops) summary_row "$label" "throughput: $(field throughput '± [0-9.]+ M ops\/s'), latency: $(field latency 'ns\/op')" ;;
+	ops) summary_row "$label" "throughput: $(field throughput '± [0-9.]+ [KM] ops\/s'), latency: $(field latency '[mn]s\/op')" ;;
 	hits) summary_row "$label" "$(field hits '± [0-9.]+M\/s') (drops $(field drops '± [0-9.]+M\/s'))" ;;
 	percentage) summary_row "$label" "$(sed -E 's/.*Percentage = +([0-9]+\.[0-9]+).*/\1/' <<<"$summary")%" ;;
 	total) summary_row "$label" "$(field 'total operations' '± [0-9.]+M\/s')" ;;

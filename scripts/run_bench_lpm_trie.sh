@@ -4,8 +4,9 @@
 # form of run_common.sh's): for each --nr_entries, a "nr_entries: N,
 # prefix_len: P" subtitle, then one "NAME: throughput: X ± Y M ops/s,
 # latency: Z ns/op" line (summarize_ops) per benchmark, in order noop,
-# baseline, lookup, update, insert, delete, and "free" as a hits line
-# (summarize; "unsupported: ..." where the kernel refuses its fentry/fexit).
+# baseline, lookup, update, insert, delete, and free, whose line is in
+# K ops/s and ms/op ("unsupported: ..." where the kernel refuses its
+# fentry/fexit).
 # NR_ENTRIES replaces the sizes (default 10000 100000 1000000), PREFIX_LEN
 # the prefix length (default 32), RANDOM_KEYS=1 adds --random to the benchmarks
 # that take it; WD the warm-up and duration (default "-w2 -d5"). --markdown
@@ -30,8 +31,7 @@ for n in "${sizes[@]}"; do
 		label="$op: "
 		((MARKDOWN || ROWS)) && label="$op nr_entries $n"
 		case $op in
-		insert | delete | free) cut_line "$([[ $op == free ]] && echo hits || echo ops)" "$label" \
-			"lpm-trie-$op" "${WD_ARGS[@]}" "${opts[@]}" ;;
+		insert | delete | free) cut_line ops "$label" "lpm-trie-$op" "${WD_ARGS[@]}" "${opts[@]}" ;;
 		*) cut_line ops "$label" "lpm-trie-$op" "${WD_ARGS[@]}" "${opts[@]}" ${random[@]+"${random[@]}"} ;;
 		esac
 	done

@@ -321,11 +321,12 @@ fn runs_lines<'a>(
                 console.line(&text::runs_line(&stats, figure, None));
             }
         }
-        console.line(
-            &bench
-                .reporter
-                .summary(&level.summary, point.config.producers),
-        );
+        let kept: Vec<_> = runs.iter().map(|r| &r.figures).collect();
+        console.line(&bench.reporter.summary_over_runs(
+            &level.summary,
+            point.config.producers,
+            &kept,
+        ));
     } else if runs.len() >= 2 && runs.iter().all(|r| r.fixed().is_some()) && !plan.several() {
         // Fixed-work runs (--repeat) have no Summary to average: their
         // headline over the runs is the closing line.

@@ -15,6 +15,7 @@
 //! those programs cannot run it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use libbpf_rs::libbpf_sys;
@@ -23,7 +24,7 @@ use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, ProgramInput};
 
 use super::helper_trigger;
 use super::helpers::{BPF_LOOP, LATENCY};
-use super::{Benchmark, Info, Metric};
+use super::{Benchmark, FracScale, Info, Metric};
 use crate::bpf::skel::lpm::{LpmSkel, LpmSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
 use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
@@ -78,6 +79,18 @@ static OPTIONS: [BenchOption; 3] = [
 /// inside BPF.
 const KEPT_OP_NS: &str = "op_ns";
 
+/// Where insert's, delete's and free's samples carry the second's time
+/// measured inside BPF (ns) and the operations in it (`Sample::extra`).
+pub const EXTRA_MEASURED_NS: usize = 0;
+pub const EXTRA_MEASURED_OPS: usize = 1;
+/// What insert, delete and free keep for their summary line: the mean and
+/// sd over the measured seconds of operations per second of measured time,
+/// and the mean of each second's whole nanoseconds per operation (the
+/// kernel runner divides integers there).
+pub const KEPT_FRAC_RATE: &str = "frac_rate";
+pub const KEPT_FRAC_RATE_SD: &str = "frac_rate_sd";
+pub const KEPT_FRAC_LATENCY_NS: &str = "frac_latency_ns";
+
 /// The time per operation measured inside BPF around the operations alone
 /// (the loop's time over its operations, since set-up, warm-up included):
 /// upstream's latency for insert and delete, whose rate over wall time also
@@ -123,7 +136,8 @@ impl Op {
         matches!(self, Op::Lookup | Op::Update | Op::Delete)
     }
     /// Its runs depend on the order of keys and on refills: one producer,
-    /// keys in order.
+    /// keys in order. These are also the ones whose rates are over the
+    /// time measured inside BPF ([`Metric::FracSecond`]).
     fn sequential(self) -> bool {
         matches!(self, Op::Insert | Op::Delete | Op::Free)
     }
@@ -180,11 +194,12 @@ const fn lpm(name: &'static str, description: &'static str, op: Op) -> Lpm {
         .options(&OPTIONS);
     let info = match op {
         Op::Free => Info {
+            metric: Metric::FracSecond(FracScale::KiloOpsMs),
             figures: &[figures::HITS, FREE_TIME],
             ..base.needs(Needs::Link)
         },
         Op::Insert | Op::Delete => Info {
-            metric: Metric::HitOps,
+            metric: Metric::FracSecond(FracScale::MegaOpsNs),
             figures: &[figures::HITS, LATENCY, OP_TIME],
             ..base.needs(Needs::RunProgram)
         },
@@ -289,6 +304,7 @@ impl Benchmark for Lpm {
             op: self.op,
             keys,
             packet: [0; ETH_HLEN],
+            seconds: Mutex::new(MeasuredSeconds::default()),
             skel,
         }))
     }
@@ -346,7 +362,64 @@ struct LpmWorkload {
     op: Op,
     keys: Keys,
     packet: [u8; ETH_HLEN],
+    seconds: Mutex<MeasuredSeconds>,
     skel: bpf::Owned<LpmSkel<'static>>,
+}
+
+/// Operations per second of time measured inside BPF; 0 for a second that
+/// measured none (where the kernel runner divides zero by zero).
+pub fn measured_rate(ops: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        return 0.0;
+    }
+    ops as f64 / (ns as f64 / 1e9)
+}
+
+/// The BPF side's (operations, ns) of each measured second, for the
+/// summary of insert, delete and free.
+#[derive(Default)]
+struct MeasuredSeconds {
+    on: bool,
+    last: (u64, u64),
+    seconds: Vec<(u64, u64)>,
+}
+
+impl MeasuredSeconds {
+    /// The kept figures of the summary line; none without a second that
+    /// measured an operation. Seconds without one are left out (the kernel
+    /// runner divides by zero there).
+    fn figures(&self) -> Vec<(&'static str, f64)> {
+        let seconds: Vec<(u64, u64)> = self
+            .seconds
+            .iter()
+            .copied()
+            .filter(|&(ops, ns)| ops > 0 && ns > 0)
+            .collect();
+        if seconds.is_empty() {
+            return Vec::new();
+        }
+        let n = seconds.len() as f64;
+        let rates: Vec<f64> = seconds
+            .iter()
+            .map(|&(ops, ns)| measured_rate(ops, ns))
+            .collect();
+        let mean = rates.iter().sum::<f64>() / n;
+        let sd = if seconds.len() > 1 {
+            (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        let latency = seconds
+            .iter()
+            .map(|&(ops, ns)| (ns / ops) as f64)
+            .sum::<f64>()
+            / n;
+        vec![
+            (KEPT_FRAC_RATE, mean),
+            (KEPT_FRAC_RATE_SD, sd),
+            (KEPT_FRAC_LATENCY_NS, latency),
+        ]
+    }
 }
 
 impl LpmWorkload {
@@ -445,7 +518,39 @@ impl Workload for LpmWorkload {
     }
 
     fn measure(&self, _ops: u64) -> Counts {
+        if self.op.sequential() {
+            let (ns, ops) = self.op_totals();
+            if let Ok(mut record) = self.seconds.lock() {
+                if record.on {
+                    let (last_ops, last_ns) = record.last;
+                    record.seconds.push((ops - last_ops, ns - last_ns));
+                    record.last = (ops, ns);
+                }
+            }
+        }
         self.hits.counts()
+    }
+
+    fn measuring(&self, on: bool) {
+        let (ns, ops) = self.op_totals();
+        if let Ok(mut record) = self.seconds.lock() {
+            if on {
+                record.seconds.clear();
+                record.last = (ops, ns);
+            }
+            record.on = on;
+        }
+    }
+
+    fn extra_counts(&self) -> Vec<u64> {
+        if !self.op.sequential() {
+            return Vec::new();
+        }
+        let (ns, ops) = self.op_totals();
+        let mut extra = vec![0; 2];
+        extra[EXTRA_MEASURED_NS] = ns;
+        extra[EXTRA_MEASURED_OPS] = ops;
+        extra
     }
 
     fn figures(&self) -> Vec<(&'static str, f64)> {
@@ -453,6 +558,10 @@ impl Workload for LpmWorkload {
         if count == 0 {
             return Vec::new();
         }
-        vec![(KEPT_OP_NS, ns as f64 / count as f64)]
+        let mut figures = vec![(KEPT_OP_NS, ns as f64 / count as f64)];
+        if let Ok(record) = self.seconds.lock() {
+            figures.extend(record.figures());
+        }
+        figures
     }
 }

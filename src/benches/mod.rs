@@ -98,6 +98,25 @@ pub enum Metric {
     /// periods and ticks), and two `SUMMARY` lines from the figures the run
     /// kept. Hits (storage updates) are not printed.
     TasksTrace,
+    /// The kernel runner's `frac_second_report_progress` and
+    /// `frac_second_report_final` (the LPM trie's insert, delete and free):
+    /// rates over the time the BPF side measured in each second, not over
+    /// the second, since emptying or refilling the map takes the rest. A
+    /// sample's `extra` holds that second's measured time in ns and its
+    /// operations; the summary's figures are the workload's own (kept by
+    /// the names in [`lpm`]).
+    FracSecond(FracScale),
+}
+
+/// The units of a [`Metric::FracSecond`] benchmark's lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FracScale {
+    /// Millions of operations per second, nanoseconds per operation
+    /// (insert, delete).
+    MegaOpsNs,
+    /// Thousands of operations per second, milliseconds per operation
+    /// (free).
+    KiloOpsMs,
 }
 
 /// Which per-CPU lines a [`Metric::PerCpu`] benchmark prints.

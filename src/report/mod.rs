@@ -13,6 +13,7 @@ pub mod console;
 pub mod csv;
 pub mod export;
 pub mod false_hits;
+pub mod frac_second;
 pub mod htab_mem;
 pub mod json;
 pub mod latency;

@@ -3,8 +3,8 @@
 //! `perf bench`'s for operations.
 
 use super::{
-    false_hits, htab_mem, latency, local_storage, local_storage_create, per_cpu, perf, sockmap,
-    sweep_tables, tasks_trace, text,
+    false_hits, frac_second, htab_mem, latency, local_storage, local_storage_create, per_cpu, perf,
+    sockmap, sweep_tables, tasks_trace, text,
 };
 use std::collections::BTreeMap;
 
@@ -82,6 +82,7 @@ impl Reporter {
             Metric::LocalStorageCreate => local_storage_create::iteration_line(sample, producers),
             Metric::Sockmap => sockmap::iteration_line(sample),
             Metric::TasksTrace => tasks_trace::iteration_lines(sample),
+            Metric::FracSecond(scale) => frac_second::iteration_line(sample, producers, scale),
         }
     }
 
@@ -104,6 +105,13 @@ impl Reporter {
             }
             Metric::Sockmap => sockmap::summary_line(summary, self.emulated),
             Metric::TasksTrace => tasks_trace::summary_lines(&BTreeMap::new()),
+            Metric::FracSecond(scale) => frac_second::summary_line(
+                summary,
+                producers,
+                &BTreeMap::new(),
+                scale,
+                self.emulated,
+            ),
             Metric::Ops(perf) => {
                 text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
             }
@@ -129,6 +137,30 @@ impl Reporter {
                 htab_mem::summary_line(summary, producers, memory, self.emulated)
             }
             Metric::TasksTrace => tasks_trace::summary_lines(kept),
+            Metric::FracSecond(scale) => {
+                frac_second::summary_line(summary, producers, kept, scale, self.emulated)
+            }
+            _ => self.summary(summary, producers),
+        }
+    }
+
+    /// The `Summary:` line over runs, with what each run kept (the LPM
+    /// trie's rates over BPF-measured time); the others' is
+    /// [`summary`](Self::summary)'s.
+    pub fn summary_over_runs(
+        &self,
+        summary: &Summary,
+        producers: usize,
+        kept: &[&BTreeMap<String, f64>],
+    ) -> String {
+        match self.metric {
+            Metric::FracSecond(scale) => frac_second::summary_line(
+                summary,
+                producers,
+                &frac_second::over_runs(kept),
+                scale,
+                self.emulated,
+            ),
             _ => self.summary(summary, producers),
         }
     }
@@ -165,7 +197,8 @@ impl Reporter {
             | Metric::HitOps
             | Metric::PerCpu(_)
             | Metric::Sockmap
-            | Metric::TasksTrace => {
+            | Metric::TasksTrace
+            | Metric::FracSecond(_) => {
                 text::fixed_lines(self.bench, run, config.producers, self.emulated)
             }
             Metric::HtabMem => {
@@ -261,7 +294,8 @@ impl Reporter {
             | Metric::LocalStorage
             | Metric::LocalStorageCreate
             | Metric::Sockmap
-            | Metric::TasksTrace => "hit",
+            | Metric::TasksTrace
+            | Metric::FracSecond(_) => "hit",
             Metric::HtabMem => "trigger",
             Metric::Ops(_) => "operation",
         }

@@ -56,7 +56,9 @@ fn the_time_per_operation_is_kept() {
     assert_has(&text, "\"op_ns\"");
 }
 
-/// Upstream's summary line: throughput in M ops/s and latency in ns/op.
+/// Upstream's summary line: throughput in M ops/s and latency in ns/op;
+/// insert's and delete's over the time measured inside BPF, whose seconds
+/// the result file keeps beside their figures.
 #[test]
 fn timed_runs_print_the_ops_lines() {
     let _lock = probe_lock();
@@ -66,6 +68,21 @@ fn timed_runs_print_the_ops_lines() {
         summary.contains(" M ops/s (") && summary.ends_with(" ns/op"),
         "{summary}"
     );
+    let (_dir, json, out) =
+        bench_ok_json("-w0 -d1 --nr_entries 1000 --json {json} lpm-trie-delete");
+    let iter = line_starting(&out.stdout, "Iter   0 (");
+    assert!(
+        iter.contains("M/s (") && iter.ends_with("M/prod)"),
+        "{iter}"
+    );
+    let summary = line_starting(&out.stdout, "Summary: throughput ");
+    assert!(
+        summary.contains(" M ops/s (") && summary.ends_with(" ns/op"),
+        "{summary}"
+    );
+    let text = std::fs::read_to_string(&json).expect("the result file");
+    assert_has(&text, "\"frac_rate\"");
+    assert_has(&text, "\"frac_latency_ns\"");
 }
 
 #[test]
