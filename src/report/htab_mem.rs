@@ -63,12 +63,7 @@ pub fn summary_line(
 /// of drops.
 pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize, emulated: bool) -> Vec<String> {
     let memory = format!(" {:>14.2} MiB memory usage", run.counts.drops as f64 / MIB);
-    let mut lines = super::text::fixed_lines(bench, run, producers, emulated);
-    match lines.iter_mut().find(|l| l.ends_with(" drops")) {
-        Some(line) => *line = memory,
-        None => lines.push(memory),
-    }
-    lines
+    super::text::fixed_lines_with(bench, run, producers, emulated, vec![memory])
 }
 
 #[cfg(test)]

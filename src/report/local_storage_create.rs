@@ -55,21 +55,14 @@ pub fn summary_line(summary: &Summary, producers: usize, emulated: bool) -> Stri
 /// A fixed run's block: the creations as hits, then the kmallocs and their
 /// count per creation instead of drops.
 pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize, emulated: bool) -> Vec<String> {
-    let mut lines = super::text::fixed_lines(bench, run, producers, emulated);
-    let kmallocs = [
+    let kmallocs = vec![
         format!(" {:>14} kmallocs", run.counts.drops),
         format!(
             " {} kmallocs/create",
             per_create(run.counts.drops as f64, run.counts.hits as f64, 14)
         ),
     ];
-    match lines.iter().position(|l| l.ends_with(" drops")) {
-        Some(at) => {
-            lines.splice(at..=at, kmallocs);
-        }
-        None => lines.extend(kmallocs),
-    }
-    lines
+    super::text::fixed_lines_with(bench, run, producers, emulated, kmallocs)
 }
 
 /// `socket() errors 3 create_errs 0`, after the Summary of a run where a

@@ -133,9 +133,20 @@ pub fn ops_summary_line(
     line + &noisy_note(summary, emulated)
 }
 
-/// The report of a fixed-work (`--repeat`) run, in `perf bench`'s layout with
-/// the counted hits and drops added.
+/// A fixed-work (`--repeat`) run's report: `perf bench`'s layout, plus hits and drops.
 pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize, emulated: bool) -> Vec<String> {
+    let drops = vec![format!(" {:>14} drops", run.counts.drops)];
+    fixed_lines_with(bench, run, producers, emulated, drops)
+}
+
+/// [`fixed_lines`] with `second` in place of its drops line (memory, kmallocs).
+pub fn fixed_lines_with(
+    bench: &str,
+    run: &FixedRun,
+    producers: usize,
+    emulated: bool,
+    second: Vec<String>,
+) -> Vec<String> {
     let secs = run.elapsed_ns / 1_000_000_000;
     let millis = run.elapsed_ns % 1_000_000_000 / 1_000_000;
     let usecs_per_op = if run.ops == 0 {
@@ -158,8 +169,8 @@ pub fn fixed_lines(bench: &str, run: &FixedRun, producers: usize, emulated: bool
         String::new(),
         format!(" {usecs_per_op:14.6} usecs/op"),
         format!(" {:>14} hits", run.counts.hits),
-        format!(" {:>14} drops", run.counts.drops),
     ];
+    lines.extend(second);
     if emulated {
         lines.push(format!("# {}", EMULATED.trim_start_matches(", ")));
     }
@@ -345,8 +356,7 @@ pub fn noise_warnings(noise: &Noise) -> Vec<String> {
         .collect()
 }
 
-/// One figure of a benchmark of an interleaved invocation, for the closing
-/// table.
+/// One figure of a benchmark of an interleaved invocation, for the closing table.
 #[derive(Clone, Debug)]
 pub struct TableRow {
     pub bench: &'static str,
