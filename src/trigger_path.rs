@@ -28,6 +28,12 @@ pub enum TriggerPath {
     /// local-storage-create's task storage: a tp_btf program on
     /// sched_process_fork (upstream's).
     TpBtfSchedProcessFork,
+    /// bpf-nop's timed loop, in a syscall program run by
+    /// BPF_PROG_TEST_RUN: may_goto's (upstream's).
+    SyscallMayGoto,
+    /// Its fallback where the kernel lacks may_goto: bpf_loop() calls of
+    /// an empty callback.
+    SyscallBpfLoop,
 }
 
 impl TriggerPath {
@@ -40,6 +46,8 @@ impl TriggerPath {
             TriggerPath::LsmSocketPostCreate => "lsm-socket-post-create",
             TriggerPath::CgroupSockCreate => "cgroup-sock-create",
             TriggerPath::TpBtfSchedProcessFork => "tp-btf-sched-process-fork",
+            TriggerPath::SyscallMayGoto => "syscall-may-goto",
+            TriggerPath::SyscallBpfLoop => "syscall-bpf-loop",
         }
     }
 
@@ -52,6 +60,12 @@ impl TriggerPath {
             TriggerPath::LsmSocketPostCreate => "lsm.s program on socket_post_create",
             TriggerPath::CgroupSockCreate => "cgroup/sock_create program on bench's cgroup",
             TriggerPath::TpBtfSchedProcessFork => "tp_btf program on sched_process_fork",
+            TriggerPath::SyscallMayGoto => {
+                "syscall program run by BPF_PROG_TEST_RUN, a may_goto loop"
+            }
+            TriggerPath::SyscallBpfLoop => {
+                "syscall program run by BPF_PROG_TEST_RUN, a bpf_loop() loop"
+            }
         }
     }
 }
@@ -78,6 +92,8 @@ mod tests {
             TriggerPath::LsmSocketPostCreate,
             TriggerPath::CgroupSockCreate,
             TriggerPath::TpBtfSchedProcessFork,
+            TriggerPath::SyscallMayGoto,
+            TriggerPath::SyscallBpfLoop,
         ] {
             let json = serde_json::to_string(&path).unwrap();
             assert_eq!(json, format!("\"{}\"", path.name()));

@@ -162,7 +162,9 @@ const fn helper(
         .untimed("one operation is one trigger, whose time is many iterations' or one run's")
         .needs(match body.upstream {
             TriggerPath::TpGetpgid => Needs::TracepointEvent,
-            TriggerPath::RawtpTestRun => Needs::RunProgram,
+            TriggerPath::RawtpTestRun
+            | TriggerPath::SyscallMayGoto
+            | TriggerPath::SyscallBpfLoop => Needs::RunProgram,
             // fentry, and the program types of other families' triggers.
             TriggerPath::FentryGetpgid
             | TriggerPath::LsmSocketPostCreate

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-use libbpf_rs::skel::{OpenSkel, Skel};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::ProgramInput;
 
 use super::{Benchmark, Info};
@@ -15,11 +15,14 @@ use crate::bpf::{self, HitCounters, Needs};
 use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{self, Better, Figure};
+use crate::kernel;
 use crate::results::RunRecord;
 use crate::runner::{Counts, ProducerCtx, Workload};
 use crate::stats::timing::{self, TimingStats};
+use crate::trigger_path::{TriggerPath, TriggerUsed};
 
-/// bpf_loop's limit is 2^23 calls, and calibration runs twice the batch.
+/// may_goto's budget and bpf_loop's limit are 2^23 passes, and calibration
+/// runs twice the batch.
 const MAX_BATCH: u64 = 1 << 22;
 /// The runs each calibration step takes the median of.
 const CALIBRATE_RUNS: usize = 5;
@@ -37,7 +40,7 @@ pub const BATCH_ITERS: NumberOption = NumberOption {
     default: 0,
     min: 0,
     max: MAX_BATCH,
-    why_max: "calibration times twice the batch, and bpf_loop makes at most 2^23 calls",
+    why_max: "calibration times twice the batch, and a program's loop makes at most 2^23 passes",
 };
 
 pub const MACHINE_READABLE: FlagOption = FlagOption {
@@ -195,21 +198,73 @@ impl Benchmark for BpfNop {
     }
 }
 
+/// The program that times the batches: the kernel runner's may_goto loop,
+/// or, where the kernel lacks may_goto, a bpf_loop() loop.
+const MAY_GOTO_PROGRAM: &str = "drive_nop";
+const BPF_LOOP_PROGRAM: &str = "drive_nop_bpf_loop";
+
 impl BpfNop {
-    /// The program loaded, its timing area mapped, the batch as asked.
+    /// The program loaded, its timing area mapped, the batch as asked: the
+    /// may_goto loop where the kernel takes it, else the bpf_loop() one,
+    /// said as the run's trigger.
     fn load(&self, config: &RunConfig) -> Result<NopWorkload> {
-        // Its batch loop is bpf_loop(): an older kernel's refusal names it.
-        super::helper_trigger::lacking(&[super::helpers::BPF_LOOP])?;
-        let mut storage = bpf::ObjectStorage::new();
-        // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
-        // with it.
-        let mut open = unsafe { storage.open::<TimingSkelBuilder>("the bpf-nop BPF object")? };
-        for mut prog in open.open_object_mut().progs_mut() {
-            prog.set_autoload(true);
-        }
-        let mut skel = open
-            .load()
-            .map_err(|e| bpf::load_error("the bpf-nop program", &e))?;
+        let (skel, used) = match load_program(MAY_GOTO_PROGRAM) {
+            Ok(skel) => {
+                let used = TriggerUsed {
+                    path: TriggerPath::SyscallMayGoto,
+                    refused: None,
+                };
+                (skel, used)
+            }
+            // The verifier rejects an instruction it does not know with
+            // EINVAL; any other refusal is not about the loop.
+            Err(err) if bpf::errno(&err) == Some(libc::EINVAL) => {
+                super::helper_trigger::lacking(&[super::helpers::BPF_LOOP])?;
+                let skel = load_program(BPF_LOOP_PROGRAM)
+                    .map_err(|e| bpf::load_error("the bpf-nop program", &e))?;
+                let why = kernel::needs_linux("the may_goto instruction needs", "6.9");
+                let used = TriggerUsed {
+                    path: TriggerPath::SyscallBpfLoop,
+                    refused: Some((TriggerPath::SyscallMayGoto, why)),
+                };
+                (skel, used)
+            }
+            Err(err) => return Err(bpf::load_error("the bpf-nop program", &err)),
+        };
+        NopWorkload::new(skel, used, config.params.number(&BATCH_ITERS))
+    }
+}
+
+/// The object loaded with `program` alone on.
+fn load_program(
+    program: &str,
+) -> std::result::Result<bpf::Owned<TimingSkel<'static>>, libbpf_rs::Error> {
+    let mut storage = bpf::ObjectStorage::new();
+    // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
+    // with it.
+    let mut open = TimingSkelBuilder::default().open(unsafe { storage.object() })?;
+    for mut prog in open.open_object_mut().progs_mut() {
+        prog.set_autoload(prog.name() == program);
+    }
+    let skel = open.load()?;
+    Ok(bpf::Owned::new(skel, storage))
+}
+
+/// Producers run the program; it times its batches and counts its calls.
+struct NopWorkload {
+    area: Area,
+    hits: HitCounters,
+    batch: u64,
+    used: TriggerUsed,
+    skel: bpf::Owned<TimingSkel<'static>>,
+}
+
+impl NopWorkload {
+    fn new(
+        mut skel: bpf::Owned<TimingSkel<'static>>,
+        used: TriggerUsed,
+        batch: u64,
+    ) -> Result<NopWorkload> {
         let bss = skel
             .maps
             .bss_data
@@ -221,7 +276,6 @@ impl BpfNop {
             enabled: std::ptr::addr_of_mut!(bss.timing_enabled).cast(),
             batch: std::ptr::addr_of_mut!(bss.batch_iters).cast(),
         };
-        let skel = bpf::Owned::new(skel, storage);
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
         let hits =
@@ -229,31 +283,26 @@ impl BpfNop {
         Ok(NopWorkload {
             area,
             hits,
-            batch: config.params.number(&BATCH_ITERS),
+            batch,
+            used,
             skel,
         })
     }
-}
 
-/// Producers run the program; it times its batches and counts its calls.
-struct NopWorkload {
-    area: Area,
-    hits: HitCounters,
-    batch: u64,
-    skel: bpf::Owned<TimingSkel<'static>>,
-}
-
-impl NopWorkload {
     fn run_once(&self) -> Result<()> {
+        let name = match self.used.path {
+            TriggerPath::SyscallBpfLoop => BPF_LOOP_PROGRAM,
+            _ => MAY_GOTO_PROGRAM,
+        };
         let program = self
             .skel
             .object()
             .progs_mut()
-            .find(|p| p.name() == "drive_nop")
-            .ok_or_else(|| Error::setup("the bpf-nop object has no program drive_nop"))?;
+            .find(|p| p.name() == name)
+            .ok_or_else(|| Error::setup(format!("the bpf-nop object has no program {name}")))?;
         program
             .test_run(ProgramInput::default())
-            .map_err(|e| Error::runtime(format!("BPF_PROG_TEST_RUN of drive_nop failed: {e:#}")))?;
+            .map_err(|e| Error::runtime(format!("BPF_PROG_TEST_RUN of {name} failed: {e:#}")))?;
         Ok(())
     }
 
@@ -298,6 +347,10 @@ impl Workload for NopWorkload {
 
     fn measure(&self, _ops: u64) -> Counts {
         self.hits.counts()
+    }
+
+    fn trigger(&self) -> Option<TriggerUsed> {
+        Some(self.used.clone())
     }
 
     fn measuring(&self, on: bool) {

@@ -104,3 +104,27 @@ fn its_options_are_checked() {
         assert_eq!(bench(line).code, USAGE, "{line}");
     }
 }
+
+/// The loop it times, in the header line and the result file: the kernel
+/// runner's may_goto loop on a kernel that has may_goto (6.9+), counted
+/// exactly; the bpf_loop() loop, said as the fallback, on an older one.
+#[test]
+fn the_loop_is_the_kernel_runners_where_the_kernel_has_may_goto() {
+    let _lock = probe_lock();
+    let (_dir, json, out) = bench_ok_json("-r 3 --batch-iters 1000 --json {json} bpf-nop");
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut numbers = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let version = (numbers.next().unwrap(), numbers.next().unwrap());
+    let (kept, upstreams) = match version >= (6, 9) {
+        true => ("syscall-may-goto", true),
+        false => ("syscall-bpf-loop", false),
+    };
+    let header = line_starting(&out.stdout, "trigger: ");
+    assert_eq!(header.ends_with("(upstream's)"), upstreams, "{header}");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result["runs"][0]["trigger"], kept, "{result}");
+    assert_eq!(fixed_hits(&out.stdout), 3000, "{}", out.stdout);
+}
