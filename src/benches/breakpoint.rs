@@ -145,13 +145,16 @@ fn breakpoint_error(err: std::io::Error) -> Error {
 
 // --- futex -------------------------------------------------------------------
 
+// Shared futexes (no FUTEX_PRIVATE_FLAG), as perf's benchmarks use them: on
+// each wait and wake the kernel looks up and pins the page behind the word,
+// work a private futex skips, paid by every passive thread.
 fn futex_wait(word: &AtomicU32, expected: u32) {
     // SAFETY: the futex word is a valid, aligned u32 for the duration of the call.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            libc::FUTEX_WAIT,
             expected,
             std::ptr::null::<libc::timespec>(),
         );
@@ -162,12 +165,7 @@ fn futex_wake(word: &AtomicU32, count: usize) {
     let count = i32::try_from(count).unwrap_or(i32::MAX);
     // SAFETY: as above.
     unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            count,
-        );
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, count);
     }
 }
 
