@@ -10,7 +10,7 @@
 # Seeds:
 #   breakpoint-series  perf/hw_breakpoint "Optimize for thousands of tasks",
 #                      merged for 6.1: `-r 30 breakpoint thread -b 4 -p 64 -t 64`
-#                      on Debian's 5.10 and 6.1 in VMs (2 vCPUs, emulated),
+#                      on Debian's 5.10 and 6.1 in VMs (--cpus vCPUs, emulated),
 #                      bench and perf in each boot, the kernels alternating
 #                      round by round; the medians, the speed-up 5.10 -> 6.1
 #                      per tool, bench/perf per kernel, `bench compare` of the
@@ -34,6 +34,10 @@
 #   --out DIR     where raw outputs go (under the repository for the VM seeds:
 #                 the guest writes there)
 #   --kernels L   the kernels of the uprobes seed
+#   --cpus N      breakpoint-series: the guests' vCPUs (default 4, or CPUS).
+#                 The series removed work done per task for each CPU, so
+#                 its gain grows with the CPUs: with 2 it is x3-5 and at the
+#                 mercy of the host's load, with 4 about x10
 #   --report-only breakpoint-series: print the tables of the runs kept in
 #                 --out again, running nothing
 # Installs linux-perf with apt when perf is missing.
@@ -47,7 +51,7 @@ refuse() {
 	exit 2
 }
 
-seed= out= rounds=${ROUNDS:-3} kernels=host,6.1,6.12 report_only=0
+seed= out= rounds=${ROUNDS:-3} kernels=host,6.1,6.12 report_only=0 cpus=${CPUS:-4}
 while (($#)); do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
@@ -57,6 +61,8 @@ while (($#)); do
 	--out=*) out=${1#*=} ;;
 	--kernels) (($# >= 2)) || refuse "--kernels needs a list such as host,6.1,6.12"; kernels=$2; shift ;;
 	--kernels=*) kernels=${1#*=} ;;
+	--cpus) (($# >= 2)) || refuse "--cpus needs a number"; cpus=$2; shift ;;
+	--cpus=*) cpus=${1#*=} ;;
 	--report-only) report_only=1 ;;
 	-*) refuse "unknown option '$1' (--help lists the options)" ;;
 	*)
@@ -69,6 +75,7 @@ done
 [[ -n $seed ]] || refuse "name a seed: ${seeds[*]}"
 [[ " ${seeds[*]} " == *" $seed "* ]] || refuse "unknown seed '$seed': give one of ${seeds[*]}"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || refuse "--rounds takes a whole number, got '$rounds'"
+[[ $cpus =~ ^[1-9][0-9]*$ ]] || refuse "--cpus takes a whole number, got '$cpus'"
 out=${out:-$root/target/reproduce/$seed}
 
 # The seed's breakpoint benchmark, as the cover letter ran it.
@@ -86,6 +93,7 @@ if [[ -n ${REPRO_GUEST:-} ]]; then
 	r=$REPRO_GUEST dir=$out/$REPRO_KERNEL
 	mkdir -p "$dir"
 	uname -r >"$dir/release"
+	nproc >"$dir/cpus"
 	bin=$root/target/release/bench
 	run_bench() { "$bin" -q "${series_bench[@]}" --json "$dir/bench-$r.json" >"$dir/bench-$r.txt" 2>&1; }
 	run_perf() { perf bench "${series_perf[@]}" >"$dir/perf-$r.txt" 2>&1; }
@@ -138,20 +146,25 @@ breakpoint_series() {
 	((report_only)) && { series_report; return; }
 	local r k order dir
 	machine | tee "$out/machine"
-	echo "bench ${series_bench[*]}  |  perf bench ${series_perf[*]}" | tee -a "$out/machine"
+	echo "bench ${series_bench[*]}  |  perf bench ${series_perf[*]}  |  $cpus vCPUs" | tee -a "$out/machine"
 	for ((r = 1; r <= rounds; r++)); do
 		# Which kernel boots first alternates round by round.
 		order=(5.10 6.1)
 		((r % 2)) || order=(6.1 5.10)
 		for k in "${order[@]}"; do
 			echo "$me: round $r of $rounds, kernel $k (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-			scripts/run_in_vm.sh --kernel "$k" --cpus 2 --timeout 3600 --exec -- \
+			scripts/run_in_vm.sh --kernel "$k" --cpus "$cpus" --timeout 3600 --exec -- \
 				env REPRO_GUEST="$r" REPRO_KERNEL="$k" scripts/reproduce.sh --out "$out" "$seed" ||
 				{ echo "$me: the $k guest failed in round $r" >&2; exit 1; }
 		done
 	done
 	machine | tee -a "$out/machine"
 	series_report
+}
+
+# The vCPUs the kept runs had (as the guest counted them).
+guest_cpus() {
+	cat "$out/5.10/cpus" 2>/dev/null || echo "$cpus"
 }
 
 # The tables of the runs kept in $out: each tool's median per kernel, the
@@ -183,7 +196,7 @@ series_report() {
 				"${med[$k,$tool]}" "${med[$k,$tool,usecs]}"
 		done
 	done | tee -a "$out/table"
-	printf '\nmedians of %d rounds (total time)\n' "$rounds" | tee -a "$out/table"
+	printf '\nmedians of %d rounds (total time), guests of %s vCPUs (TCG)\n' "$rounds" "$(guest_cpus)" | tee -a "$out/table"
 	for tool in bench perf; do
 		printf 'speed-up 5.10 -> 6.1, %-5s x%s\n' "$tool" "$(ratio "${med[5.10,$tool]}" "${med[6.1,$tool]}")"
 	done | tee -a "$out/table"
@@ -202,7 +215,7 @@ series_report() {
 	printf '\n$ bench compare bench-5.10.json bench-6.1.json\n' | tee -a "$out/table"
 	"$BENCH" compare "$out/bench-5.10.json" "$out/bench-6.1.json" | tee -a "$out/table" || true
 	p=$out/breakpoint-sweep.svg
-	python3 scripts/plot_sweeps.py --title "breakpoint-thread -b 4 -p $sweep_parallelism under TCG, 2 vCPUs" \
+	python3 scripts/plot_sweeps.py --title "breakpoint-thread -b 4 -p $sweep_parallelism under TCG, $(guest_cpus) vCPUs" \
 		-o "$p" "$out/5.10/sweep.json" "$out/6.1/sweep.json"
 	printf '\nsweep of threads: %s\n' "$p" | tee -a "$out/table"
 	for k in 5.10 6.1; do

@@ -61,10 +61,10 @@ impl TriggerPath {
             TriggerPath::CgroupSockCreate => "cgroup/sock_create program on bench's cgroup",
             TriggerPath::TpBtfSchedProcessFork => "tp_btf program on sched_process_fork",
             TriggerPath::SyscallMayGoto => {
-                "syscall program run by BPF_PROG_TEST_RUN, a may_goto loop"
+                "may_goto loop in a syscall program run by BPF_PROG_TEST_RUN"
             }
             TriggerPath::SyscallBpfLoop => {
-                "syscall program run by BPF_PROG_TEST_RUN, a bpf_loop() loop"
+                "bpf_loop() loop in a syscall program run by BPF_PROG_TEST_RUN"
             }
         }
     }

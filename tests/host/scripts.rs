@@ -146,6 +146,8 @@ fn reproduce_refuses_an_unknown_seed_and_says_which_it_knows() {
     assert_one_clear_line(&out, 2, "name a seed: breakpoint-series");
     let out = quick("reproduce.sh", &[], &["--rounds", "0", "perf-syscall"]);
     assert_one_clear_line(&out, 2, "--rounds takes a whole number, got '0'");
+    let out = quick("reproduce.sh", &[], &["--cpus", "two", "breakpoint-series"]);
+    assert_one_clear_line(&out, 2, "--cpus takes a whole number, got 'two'");
 }
 
 #[test]
@@ -161,6 +163,7 @@ fn reproduce_help_lists_every_seed_and_option() {
         "--rounds N",
         "--out DIR",
         "--kernels L",
+        "--cpus N",
         "-r 30 breakpoint thread -b 4 -p 64 -t 64",
     ] {
         assert!(out.stdout.contains(needle), "{needle}: {}", out.stdout);
