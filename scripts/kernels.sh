@@ -9,9 +9,16 @@
 # breakpoint tables) prints each kernel's output in turn instead. With
 # --json DIR each kernel's results go to DIR/<kernel>/.
 run_on_kernels() {
-	local kernel outputs=() out rc status=0 args
+	local kernel outputs=() out rc status=0 args knobs=() name
 	IFS=, read -r -a kernels <<<"$KERNELS"
 	prepare_bench
+	# The settings the scripts take from the environment (each header names
+	# its own) go into the guests too, or a guest runs the defaults.
+	for name in WD RUNS THREADS PRODUCERS PROD_CNT PROD_LIST PAIRS DURATION \
+		NR_LOOPS NR_ENTRIES NR_MAPS NR_PROCS NUM_KEYS LENS HASHES ENTRIES \
+		VALUE_SIZES PREFIX_LEN RANDOM_KEYS BODIES PROBE_PATH; do
+		[[ -n ${!name:-} ]] && knobs+=("$name=${!name}")
+	done
 	for kernel in "${kernels[@]}"; do
 		args=("${ARGS[@]}")
 		[[ -n $JSON_DIR ]] && args+=(--json "$JSON_DIR/$kernel")
@@ -23,7 +30,7 @@ run_on_kernels() {
 			BENCH_KERNEL_ROWS=1 "$0" "${args[@]}" >"$out"
 		else
 			"$root/scripts/run_in_vm.sh" --kernel "$kernel" --exec -- \
-				env BENCH_KERNEL_ROWS=1 ${PROD_CNT:+PROD_CNT=$PROD_CNT} "$0" "${args[@]}" >"$out"
+				env BENCH_KERNEL_ROWS=1 "${knobs[@]}" "$0" "${args[@]}" >"$out"
 		fi
 		rc=$?
 		set -e
