@@ -12,11 +12,11 @@ run_on_kernels() {
 	local kernel outputs=() out rc status=0 args knobs=() name
 	IFS=, read -r -a kernels <<<"$KERNELS"
 	prepare_bench
-	# The settings the scripts take from the environment (each header names
-	# its own) go into the guests too, or a guest runs the defaults.
-	for name in WD RUNS THREADS PRODUCERS PROD_CNT PROD_LIST PAIRS DURATION \
-		NR_LOOPS NR_ENTRIES NR_MAPS NR_PROCS NUM_KEYS LENS HASHES ENTRIES \
-		VALUE_SIZES PREFIX_LEN RANDOM_KEYS BODIES PROBE_PATH; do
+	# The settings the script and lib.sh take from the environment (each
+	# `${NAME:-default}`) go into the guests too, or a guest runs the
+	# defaults; BENCH_* are the harness's own, set per kernel.
+	for name in $(grep -ohE '\$\{[A-Z_]+:-' "$0" "$root/scripts/lib.sh" | sed 's/^..//; s/:-$//' | sort -u); do
+		[[ $name == BENCH_* ]] && continue
 		[[ -n ${!name:-} ]] && knobs+=("$name=${!name}")
 	done
 	for kernel in "${kernels[@]}"; do

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::ProgramInput;
+use libbpf_rs::{ProgramInput, ProgramMut};
 
 use super::{Benchmark, Info};
 use crate::bpf::skel::timing::{TimingSkel, TimingSkelBuilder};
@@ -193,7 +193,7 @@ impl Benchmark for BpfNop {
     fn setup_to_probe(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
         let workload = self.load(config)?;
         workload.area.set_batch(SEED_BATCH);
-        workload.run_once()?;
+        workload.run_once(&workload.program()?)?;
         Ok(Box::new(workload))
     }
 }
@@ -289,20 +289,31 @@ impl NopWorkload {
         })
     }
 
-    fn run_once(&self) -> Result<()> {
-        let name = match self.used.path {
-            TriggerPath::SyscallBpfLoop => BPF_LOOP_PROGRAM,
-            _ => MAY_GOTO_PROGRAM,
-        };
-        let program = self
-            .skel
+    /// The loaded program that times the batches.
+    fn program(&self) -> Result<ProgramMut<'_>> {
+        let name = self.program_name();
+        self.skel
             .object()
             .progs_mut()
             .find(|p| p.name() == name)
-            .ok_or_else(|| Error::setup(format!("the bpf-nop object has no program {name}")))?;
-        program
-            .test_run(ProgramInput::default())
-            .map_err(|e| Error::runtime(format!("BPF_PROG_TEST_RUN of {name} failed: {e:#}")))?;
+            .ok_or_else(|| Error::setup(format!("the bpf-nop object has no program {name}")))
+    }
+
+    fn program_name(&self) -> &'static str {
+        match self.used.path {
+            TriggerPath::SyscallBpfLoop => BPF_LOOP_PROGRAM,
+            _ => MAY_GOTO_PROGRAM,
+        }
+    }
+
+    /// One batch: one run of `program` (found once by the caller, not per run).
+    fn run_once(&self, program: &ProgramMut<'_>) -> Result<()> {
+        program.test_run(ProgramInput::default()).map_err(|e| {
+            Error::runtime(format!(
+                "BPF_PROG_TEST_RUN of {} failed: {e:#}",
+                self.program_name()
+            ))
+        })?;
         Ok(())
     }
 
@@ -311,7 +322,8 @@ impl NopWorkload {
         self.area.reset();
         self.area.set_batch(batch);
         self.area.set_enabled(true);
-        let runs: Result<()> = (0..CALIBRATE_RUNS).try_for_each(|_| self.run_once());
+        let program = self.program()?;
+        let runs: Result<()> = (0..CALIBRATE_RUNS).try_for_each(|_| self.run_once(&program));
         self.area.set_enabled(false);
         runs?;
         Ok(timing::median_of(&self.area.batch_times()).unwrap_or(0))
@@ -339,8 +351,9 @@ impl NopWorkload {
 
 impl Workload for NopWorkload {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+        let program = self.program()?;
         ctx.try_run(|| {
-            self.run_once()?;
+            self.run_once(&program)?;
             Ok(self.batch)
         })
     }
