@@ -26,6 +26,19 @@ static __always_inline void count_hit(void)
 	__sync_fetch_and_add(&hits[cpu & (BENCH_MAX_CPUS - 1)].value, 1);
 }
 
+/* One hit, for a program the kernel never runs twice at once on one CPU: a
+ * kprobe or kretprobe (trace_call_bpf skips a run while another is active on
+ * the CPU) or a raw tracepoint fired in process context (run with preemption
+ * off, and in newer kernels also under the program's own recursion guard).
+ * There a plain add is exact, and it spares the locked instruction.
+ */
+static __always_inline void count_hit_alone(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	hits[cpu & (BENCH_MAX_CPUS - 1)].value += 1;
+}
+
 /* n hits at once: a body that does n units of work per call (loop
  * iterations) counts them in one add.
  */

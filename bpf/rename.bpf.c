@@ -5,6 +5,7 @@
  * off by default ("?" sections): set-up turns on the one a benchmark needs, so
  * a program this kernel refuses never blocks another.
  */
+#include <stdbool.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "counters.h"
@@ -14,9 +15,24 @@
  */
 const volatile __u32 own_tgid = 0;
 
+static __always_inline bool own_rename(void)
+{
+	return (__u32)(bpf_get_current_pid_tgid() >> 32) == own_tgid;
+}
+
+/* kprobes and raw tracepoints never overlap themselves on a CPU: the plain
+ * add. fentry and fexit run preemptible, under a recursion guard only since
+ * 5.12: the atomic one.
+ */
 static __always_inline void count_own_rename(void)
 {
-	if ((__u32)(bpf_get_current_pid_tgid() >> 32) == own_tgid)
+	if (own_rename())
+		count_hit_alone();
+}
+
+static __always_inline void count_own_rename_preemptible(void)
+{
+	if (own_rename())
 		count_hit();
 }
 
@@ -44,14 +60,14 @@ int count_rename_rawtp(void *ctx)
 SEC("?fentry/__set_task_comm")
 int count_rename_fentry(void *ctx)
 {
-	count_own_rename();
+	count_own_rename_preemptible();
 	return 0;
 }
 
 SEC("?fexit/__set_task_comm")
 int count_rename_fexit(void *ctx)
 {
-	count_own_rename();
+	count_own_rename_preemptible();
 	return 0;
 }
 
