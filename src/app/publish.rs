@@ -385,6 +385,7 @@ fn result_file(
         interleaved: None,
         sequential: None,
         cycle_stats: Vec::new(),
+        counts: Some(bench.bench.metric().count_names()),
     }
 }
 

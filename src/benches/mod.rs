@@ -108,6 +108,67 @@ pub enum Metric {
     FracSecond(FracScale),
 }
 
+impl Metric {
+    /// What a run's counts are under this metric, for its result file: a
+    /// reader of the file cannot otherwise tell events from a map's bytes.
+    pub fn count_names(self) -> crate::results::CountNames {
+        const EVENTS: &str = "events the BPF program or the producers counted";
+        const LOST: &str = "events lost or refused (docs/benchmarks.md says which, per benchmark)";
+        let (hits, drops, extra): (&str, &str, &[&str]) = match self {
+            Metric::Hits | Metric::HitOps | Metric::PerCpu(_) => (EVENTS, LOST, &[]),
+            Metric::Ops(_) => (
+                "operations the producers completed (perf's ops are hits and drops together)",
+                LOST,
+                &[],
+            ),
+            Metric::Sockmap => (
+                "bytes the BPF programs saw",
+                "redirects the BPF programs asked for and were refused",
+                &["bytes sent", "send calls", "bytes received", "read calls"],
+            ),
+            Metric::LocalStorage => (
+                "storage lookups",
+                "important hits: the lookups of map 0, the important one",
+                &[],
+            ),
+            Metric::LocalStorageCreate => (
+                "storages created",
+                "kmallocs, the whole system's, while they were created",
+                &[],
+            ),
+            Metric::FalseHits => (
+                "lookups the bloom filter called absent or the hash map held",
+                "false hits: lookups the bloom filter passed and the hash map lacked",
+                &[],
+            ),
+            Metric::HtabMem => (
+                "operations",
+                "the map's memory in bytes, read at the end of the second (of a fixed run: at its end)",
+                &[],
+            ),
+            Metric::TasksTrace => (
+                "storage updates",
+                LOST,
+                &[
+                    "RCU Tasks Trace grace periods' summed latency, ns",
+                    "grace periods",
+                    "the RCU Tasks Trace kthread's ticks",
+                ],
+            ),
+            Metric::FracSecond(_) => (
+                EVENTS,
+                LOST,
+                &["ns the BPF side measured", "operations in that time"],
+            ),
+        };
+        crate::results::CountNames {
+            hits: hits.to_string(),
+            drops: drops.to_string(),
+            extra: extra.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+}
+
 /// The units of a [`Metric::FracSecond`] benchmark's lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FracScale {

@@ -242,6 +242,17 @@ fn context(result: &ResultFile) -> String {
     if let Some(precision) = &result.precision {
         let _ = writeln!(out, "# precision: {}", fields(precision));
     }
+    if let Some(counts) = &result.counts {
+        let _ = write!(
+            out,
+            "# counts: hits={} | drops={}",
+            counts.hits, counts.drops
+        );
+        for (i, extra) in counts.extra.iter().enumerate() {
+            let _ = write!(out, " | extra[{i}]={extra}");
+        }
+        out.push('\n');
+    }
     let c = &result.context;
     let _ = writeln!(
         out,

@@ -66,6 +66,24 @@ pub struct ResultFile {
     /// entry per swept value (or one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cycle_stats: Vec<CycleLevel>,
+    /// What the runs' `hits`, `drops` and `extra` counts are in this
+    /// benchmark: most count events and lost events, but some carry another
+    /// quantity in the same places (a map's memory, important hits). Absent
+    /// in files written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<CountNames>,
+}
+
+/// What a benchmark's counts are, in words, as its result file says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountNames {
+    pub hits: String,
+    pub drops: String,
+    /// A sample's `extra` counts, in their order, where it has them (an
+    /// LPM trie lookup keeps none); empty for a benchmark that keeps none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<String>,
 }
 
 /// How an `--until-decided` invocation looked and why it stopped.

@@ -111,7 +111,12 @@ fn kernel_accounted(pid: u32) -> Option<u64> {
 #[test]
 fn the_memory_figure_is_the_kernels_accounting() {
     let _lock = probe_lock();
-    let mut child = spawn_line("-w0 -d2 -a htab-mem --preallocated --value-size 4096");
+    let dir = tempdir("htab-mem-memory");
+    let json = dir.join("run.json");
+    let mut child = spawn_line(&format!(
+        "-w0 -d2 -a --json {} htab-mem --preallocated --value-size 4096",
+        json.display()
+    ));
     let seen = read_until(&mut child, "Iter ", 1, false);
     let accounted = kernel_accounted(child.id()).expect("the map's fdinfo while it runs");
     let out = finish_child(child, Duration::from_secs(30), seen);
@@ -136,5 +141,19 @@ fn the_memory_figure_is_the_kernels_accounting() {
         (mean - estimate).abs() <= 0.05 * estimate,
         "bench says {mean} MiB, the elements and buckets are {estimate} MiB"
     );
+    // The result file says that its drops are the memory, and they are.
+    let result: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let drops = result["counts"]["drops"].as_str().unwrap_or_default();
+    assert!(drops.starts_with("the map's memory in bytes"), "{result}");
+    let samples = result["runs"][0]["samples"].as_array().unwrap();
+    assert!(!samples.is_empty(), "{result}");
+    for sample in samples {
+        let bytes = sample["drops"].as_f64().unwrap();
+        assert!(
+            (bytes - accounted as f64).abs() <= 0.05 * accounted as f64,
+            "a second's drops {bytes}, the kernel's fdinfo {accounted} bytes"
+        );
+    }
     assert_nothing_left();
 }

@@ -82,6 +82,9 @@ fn every_owner_gets_one_storage_and_the_lines_are_upstreams() {
     };
     assert_eq!(run["trigger"], kept, "{run}");
     assert_eq!(run["figures"]["socket errors"], 0.0, "{run}");
+    assert_eq!(result["counts"]["hits"], "storages created", "{result}");
+    let drops = result["counts"]["drops"].as_str().unwrap_or_default();
+    assert!(drops.starts_with("kmallocs"), "{result}");
 
     let probe = bench_ok("--probe local-storage-create");
     let verdict = probe.stdout.split_once("  ").map_or("", |(_, v)| v.trim());

@@ -221,7 +221,7 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
         .iter()
         .all(|r| r.percentile.is_none() && r.value_ns.is_none() && r.count.is_none()));
 
-    assert_eq!(comments.len(), 3, "{comments:?}");
+    assert_eq!(comments.len(), 4, "{comments:?}");
     assert!(comments[0].starts_with("# tool: bench "), "{comments:?}");
     assert!(
         comments[1].starts_with(
@@ -229,8 +229,15 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
         ),
         "{comments:?}"
     );
+    // What the hits and drops are, as the JSON says it.
+    let counts = file.counts.as_ref().expect("the file names its counts");
+    assert!(counts.hits.starts_with("operations"), "{counts:?}");
+    assert_eq!(
+        comments[2],
+        format!("# counts: hits={} | drops={}", counts.hits, counts.drops)
+    );
     let kernel = format!("# context: kernel={} ", file.context.kernel_release);
-    assert!(comments[2].starts_with(&kernel), "{comments:?}");
+    assert!(comments[3].starts_with(&kernel), "{comments:?}");
 
     let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
     assert_eq!(kinds, ["sample", "sample", "sample", "summary"]);
