@@ -59,7 +59,8 @@ mod tests {
     use crate::latency::recorder::Collected;
     use crate::runner::affinity::{place, Affinity, Placement};
     use crate::runner::phases::RunSeconds;
-    use crate::runner::{run_fixed, run_timed, ProducerCtx, BURST};
+    use crate::runner::{run_fixed, run_timed, ProducerCtx};
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
     /// A producer that spins on nothing.
     struct Spin;
@@ -122,30 +123,40 @@ mod tests {
 
     #[test]
     fn timed_runs_hand_in_a_histogram_per_second() {
+        /// Spins, counting every operation it makes.
+        struct Counted(AtomicU64);
+        impl Workload for Counted {
+            fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
+                ctx.run(|| {
+                    self.0.fetch_add(1, Relaxed);
+                });
+                Ok(())
+            }
+        }
+        let work = Counted(AtomicU64::new(0));
         let mut observer = timed(1);
         let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 2,
         };
-        let samples = run_timed(&Spin, &unpinned(1), timing, &mut [&mut observer]).unwrap();
+        let samples = run_timed(&work, &unpinned(1), timing, &mut [&mut observer]).unwrap();
+        assert_eq!(samples.len(), 2);
         let mut collected = std::mem::take(&mut observer.1);
         collected.extend(observer.0.collect(None));
         let epochs: Vec<u64> = collected.iter().map(|c| c.epoch).collect();
-        assert_eq!(
-            epochs,
-            [0, 1, 2],
-            "two seconds and the tail after the last tick"
+        // Two seconds, and the tail after the last tick when the producer
+        // ran again before it saw the stop (on a loaded machine it may not).
+        assert!(
+            epochs == [0, 1] || epochs == [0, 1, 2],
+            "two seconds and the tail: {epochs:?}"
         );
-        // Each second's histogram holds that second's operations, give or
-        // take the burst that straddles the tick.
-        for (sample, c) in samples.iter().zip(&collected) {
-            let n = c.distribution.count();
-            assert!(
-                n.abs_diff(sample.hits) <= 2 * BURST,
-                "{n} vs {}",
-                sample.hits
-            );
-        }
+        // Every operation is in one second's histogram or the tail's. Which
+        // second holds the few made between a tick's count and its turn of
+        // the histograms depends on the scheduler, so no bound on that is
+        // asserted: a loaded machine can stretch it.
+        let recorded: u64 = collected.iter().map(|c| c.distribution.count()).sum();
+        assert_eq!(recorded, work.0.load(Relaxed));
+        assert!(collected[..2].iter().all(|c| c.distribution.count() > 0));
     }
 
     #[test]
