@@ -18,7 +18,7 @@ use bench::benches;
 use bench::latency::observer::LatencyObserver;
 use bench::runner::affinity::{self, Affinity};
 use bench::runner::phases::{RunObserver, RunSeconds};
-use bench::runner::run_timed;
+use bench::runner::{run_timed, Prepared};
 use bench::targets::Target;
 
 #[cfg(target_arch = "x86_64")]
@@ -88,7 +88,10 @@ fn run() -> Result<(), String> {
     };
     let mut config = bench.default_config().map_err(|e| e.to_string())?;
     config.latency = true;
-    let workload = bench.setup(&config).map_err(|e| e.to_string())?;
+    let Prepared::Producers(workload) = bench.setup(&config).map_err(|e| e.to_string())?.run else {
+        return Err(format!("{name} runs attach cycles, not producers"));
+    };
+    let kinds = bench.ticked_kinds();
     let online = affinity::online_cpus().map_err(|e| e.to_string())?;
     let placement = affinity::place(&Affinity::None, 1, 0, &online).map_err(|e| e.to_string())?;
     let scale = ns_per_tick();
@@ -101,9 +104,15 @@ fn run() -> Result<(), String> {
             warmup_secs: 0,
             duration_secs: 1,
         };
-        run_timed(workload.as_ref(), &placement, timing, &mut [&mut latency])
-            .map_err(|e| e.to_string())?;
-        latency.tearing_down(workload.as_ref());
+        run_timed(
+            workload.as_ref(),
+            &placement,
+            timing,
+            &kinds,
+            &mut [&mut latency],
+        )
+        .map_err(|e| e.to_string())?;
+        latency.tearing_down();
         let record = latency.finish(None);
         let p = record.percentiles;
         let ratio = p.p50 as f64 / at(&times, 50.0);

@@ -324,9 +324,13 @@ bench_json() {
 }
 
 # json_mean BIN [bench options...] NAME: the mean rate of a timed run's
-# Summary line, in millions per second, read from its result.
+# first channel (the hits, the operations), in millions per second, read
+# from its result: bench-result/3's summary.channels[0], or an older
+# binary's summary.hits, the same quantity.
 json_mean() {
-	bench_json "$@" | jq -r '.runs[-1].summary.hits.mean / 1e6' | awk '{printf "%.6g\n", $1}'
+	bench_json "$@" |
+		jq -r '.runs[-1].summary | ((.channels // [.hits])[0].mean) / 1e6' |
+		awk '{printf "%.6g\n", $1}'
 }
 
 # pairs LABEL COMMAND_A COMMAND_B: PAIRS (default 5) pairs of runs, each

@@ -9,7 +9,6 @@ use libbpf_rs::skel::SkelBuilder;
 use libbpf_rs::{OpenObject, PrintLevel};
 
 use crate::error::{Error, Result};
-use crate::runner::Counts;
 
 /// The skeletons that build.rs generates from `bpf/*.bpf.c`, one module each.
 #[allow(
@@ -502,12 +501,9 @@ impl HitCounters {
         })
     }
 
-    /// The counts as the runner wants them: hits, no drops.
-    pub fn counts(&self) -> Counts {
-        Counts {
-            hits: self.total(),
-            drops: 0,
-        }
+    /// The one reading of a benchmark that reads hits alone.
+    pub fn readings(&self) -> crate::channels::Readings {
+        vec![Some(self.total())]
     }
 
     /// The sum over all CPUs' slots.

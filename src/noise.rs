@@ -324,7 +324,7 @@ mod tests {
             warmup_secs: 0,
             duration_secs: 5,
         };
-        let second = |warmup| Sample::on_time(0, 1, 0, warmup);
+        let second = |warmup| Sample::on_time(0, &[1], warmup);
         // Stopped with no sample, or with warm-up samples only: none.
         for samples in [vec![], vec![second(true)]] {
             let mut observer = NoiseObserver::new(1);

@@ -56,9 +56,9 @@ pub fn probe(bench: &dyn Benchmark, options: ProbeOptions) -> Result<Option<Stri
         bpf::check_privileges(bench.name(), bench.needs())?;
     }
     let config = config_with(bench, options)?;
-    let workload = bench.setup_to_probe(&config)?;
-    Ok(workload
-        .trigger()
+    let set_up = bench.setup_to_probe(&config)?;
+    Ok(set_up
+        .trigger
         .filter(|used| used.refused.is_some())
         .map(|used| crate::report::text::trigger_line(&used)))
 }

@@ -1,12 +1,14 @@
 //! `--sweep PARAM=LIST`: the same benchmark once per value of one parameter.
 
 use crate::benches::{self, applies, Benchmark};
+use crate::channels::{DROPS, HITS};
 use crate::config::{Body, RunConfig, SweepName, SweepParam, SweepSpec, MAX_THREADS};
 use crate::error::{Error, Result};
+use crate::figures::{Agg, Sec};
 use crate::lists::{parse_ranges, ListSyntax};
 pub use crate::results::BodyRow;
 use crate::results::RunRecord;
-use crate::stats::{self, MeanSd, Summary};
+use crate::stats::{self, MeanSd};
 
 /// The most values one sweep may take.
 pub const MAX_POINTS: usize = 256;
@@ -169,15 +171,27 @@ pub fn points(spec: &SweepSpec, bench: &dyn Benchmark, base: &RunConfig) -> Resu
         .collect()
 }
 
+/// A probe's rate: its hits and the events its body dropped, per second.
+const HITS_RATE: Sec = Sec::Rate(&HITS);
+const DROPS_RATE: Sec = Sec::Div(&Sec::Declared(&DROPS), &Sec::Seconds);
+const PROBE_RATE: Sec = Sec::Add(&HITS_RATE, &DROPS_RATE);
+
+/// A run's mean of a rate per second; `None` without a measured second.
+fn mean_of(run: &RunRecord, rate: &'static Sec, ticked: &[&str]) -> Option<f64> {
+    let mean = Agg::Mean(rate).of(&run.view(ticked));
+    mean.is_finite().then_some(mean)
+}
+
 /// One producer's time per hit in a run, from its probe rate.
-fn ns_per_hit(run: &RunRecord) -> Option<f64> {
-    let summary = run.summary()?;
-    (summary.total.mean > 0.0).then(|| run.producers.max(1) as f64 * 1e9 / summary.total.mean)
+fn ns_per_hit(run: &RunRecord, ticked: &[&str]) -> Option<f64> {
+    let rate = mean_of(run, &PROBE_RATE, ticked)?;
+    (rate > 0.0).then(|| run.producers.max(1) as f64 * 1e9 / rate)
 }
 
 /// The table of a body sweep: each body's rate and its cost per hit against
-/// the count. `records` are the runs of each value, in round order.
-pub fn body_rows(values: &[u64], records: &[Vec<RunRecord>]) -> Vec<BodyRow> {
+/// the count. `records` are the runs of each value, in round order;
+/// `ticked` names the channels the benchmark reads each tick.
+pub fn body_rows(values: &[u64], records: &[Vec<RunRecord>], ticked: &[&str]) -> Vec<BodyRow> {
     let count = values
         .iter()
         .position(|&v| Body::from_index(v) == Some(Body::Count));
@@ -187,12 +201,19 @@ pub fn body_rows(values: &[u64], records: &[Vec<RunRecord>]) -> Vec<BodyRow> {
         .enumerate()
         .filter_map(|(i, (&value, runs))| {
             let body = Body::from_index(value)?;
-            let summaries: Vec<&Summary> = runs.iter().filter_map(|r| r.summary()).collect();
-            let rate = match summaries[..] {
+            let measured: Vec<&RunRecord> = runs.iter().filter(|r| r.summary().is_some()).collect();
+            let rate = match measured[..] {
                 [] => return None,
-                [one] => one.total,
+                // One run: the mean and sd of its seconds.
+                [one] => MeanSd {
+                    mean: mean_of(one, &PROBE_RATE, ticked)?,
+                    sd: Agg::Sd(&PROBE_RATE).of(&one.view(ticked)),
+                },
                 _ => {
-                    let means: Vec<f64> = summaries.iter().map(|s| s.total.mean).collect();
+                    let means: Vec<f64> = measured
+                        .iter()
+                        .filter_map(|r| mean_of(r, &PROBE_RATE, ticked))
+                        .collect();
                     let stats = stats::run_stats(&means)?;
                     MeanSd {
                         mean: stats.mean,
@@ -200,14 +221,21 @@ pub fn body_rows(values: &[u64], records: &[Vec<RunRecord>]) -> Vec<BodyRow> {
                     }
                 }
             };
-            let hits: f64 = summaries.iter().map(|s| s.hits.mean).sum();
-            let drops: f64 = summaries.iter().map(|s| s.drops.mean).sum();
+            let sum = |rate: &'static Sec| -> f64 {
+                measured
+                    .iter()
+                    .filter_map(|r| mean_of(r, rate, ticked))
+                    .sum()
+            };
+            let (hits, drops) = (sum(&HITS_RATE), sum(&DROPS_RATE));
             let producers = runs.first().map_or(1, |r| r.producers.max(1));
             let cost_ns = count.filter(|&c| c != i).and_then(|c| {
                 let paired: Vec<f64> = records[c]
                     .iter()
                     .zip(runs)
-                    .filter_map(|(base, run)| Some(ns_per_hit(run)? - ns_per_hit(base)?))
+                    .filter_map(|(base, run)| {
+                        Some(ns_per_hit(run, ticked)? - ns_per_hit(base, ticked)?)
+                    })
                     .collect();
                 stats::run_stats(&paired)
             });
@@ -312,10 +340,8 @@ mod tests {
             iteration: 0,
             elapsed_ns: 1_000_000_000,
             late_ns: 0,
-            hits,
-            drops,
             warmup: false,
-            extra: Vec::new(),
+            values: vec![Some(hits), Some(drops)],
         };
         RunRecord {
             sweep_value: None,
@@ -326,16 +352,19 @@ mod tests {
                 consumers: Vec::new(),
             },
             partial: false,
-            outcome: crate::results::Outcome::timed(vec![sample], producers),
+            outcome: crate::results::Outcome::timed(vec![sample], &[true, true]),
             repetition: None,
             noise: None,
             probe_path: None,
             profile: None,
             latency: None,
             figures: Default::default(),
+            finals: Vec::new(),
             trigger: None,
         }
     }
+
+    const TICKED: [&str; 2] = ["hits", "drops"];
 
     #[test]
     fn a_body_costs_its_time_per_hit_over_the_count_paired_by_round() {
@@ -352,7 +381,7 @@ mod tests {
             // Dropped events are hits too: 0.25 + 0.25 M/s is 2000 ns/hit.
             vec![run(1, 250_000, 250_000), run(1, 250_000, 250_000)],
         ];
-        let rows = body_rows(&values, &records);
+        let rows = body_rows(&values, &records, &TICKED);
         assert_eq!(rows[0].body, "count");
         assert_eq!(rows[0].cost_ns, None);
         let ktime = rows[1].cost_ns.unwrap();
@@ -363,10 +392,10 @@ mod tests {
         assert_eq!(ringbuf.ns_per_hit, 2000.0);
         assert_eq!(ringbuf.cost_ns.unwrap().mean, (1000.0 + 1500.0) / 2.0);
         // Per producer: two producers sharing 2 M/s take 1000 ns a hit each.
-        let rows = body_rows(&values[..1], &[vec![run(2, 2_000_000, 0)]]);
+        let rows = body_rows(&values[..1], &[vec![run(2, 2_000_000, 0)]], &TICKED);
         assert_eq!(rows[0].ns_per_hit, 1000.0);
         // Without the count in the sweep, there is nothing to subtract.
-        let rows = body_rows(&values[1..2], &records[1..2]);
+        let rows = body_rows(&values[1..2], &records[1..2], &TICKED);
         assert_eq!(rows[0].cost_ns, None);
     }
 

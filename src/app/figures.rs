@@ -4,15 +4,14 @@
 //! all judge runs by the figures each benchmark declares.
 
 use super::plan::BenchPlan;
-use crate::figures::{self, Figure};
 use crate::results::RunRecord;
 use crate::stats::{self, RunStats};
 
-/// Each run's value of `figure`, in run order (`None` for a run that did not
-/// measure it).
-pub(super) fn runs_means(figure: &Figure, runs: &[RunRecord]) -> Vec<Option<f64>> {
+/// Each run's value of the figure `name`, in run order (`None` for a run
+/// that did not measure it).
+pub(super) fn runs_means(name: &str, runs: &[RunRecord]) -> Vec<Option<f64>> {
     runs.iter()
-        .map(|run| (figures::counts(run, runs)).then(|| (figure.of_run)(run))?)
+        .map(|run| crate::results::judged(run, runs).then(|| run.figure(name))?)
         .collect()
 }
 
@@ -26,7 +25,7 @@ pub(super) fn widest_interval(
     for (bench, points) in benches.iter().zip(records) {
         for runs in points {
             for figure in bench.bench.figures() {
-                let stats = run_level(figure, runs)?;
+                let stats = run_level(figure.name, runs)?;
                 widest = widest.max(stats.ci_percent()?);
             }
         }
@@ -34,12 +33,12 @@ pub(super) fn widest_interval(
     Some(widest)
 }
 
-/// A figure's statistics over the values `runs` measured.
-pub(super) fn run_level(figure: &Figure, runs: &[RunRecord]) -> Option<RunStats> {
+/// The statistics of the figure `name` over the values `runs` measured.
+pub(super) fn run_level(name: &str, runs: &[RunRecord]) -> Option<RunStats> {
     let values: Vec<f64> = runs
         .iter()
-        .filter(|run| figures::counts(run, runs))
-        .filter_map(figure.of_run)
+        .filter(|run| crate::results::judged(run, runs))
+        .filter_map(|run| run.figure(name))
         .collect();
     stats::run_stats(&values)
 }

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::results::cycles::{AttachedWith, CycleRecord, StepTime};
 use crate::results::{Outcome, RunRecord};
 use crate::runner::cycles::Fired;
-use crate::runner::{ProducerCtx, StoppedAt, Workload};
+use crate::runner::{Prepared, ProducerCtx, SetUp, StoppedAt, Workload};
 use crate::stats::Sample;
 
 /// A benchmark that declares what a real one does (its name, metric and
@@ -51,10 +51,10 @@ impl Benchmark for Fake {
         &self.info
     }
 
-    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, _config: &RunConfig) -> Result<SetUp> {
         match self.refusal {
             Some(why) => Err(Error::unsupported(why)),
-            None => Ok(Box::new(Counted)),
+            None => Ok(SetUp::producers(Counted)),
         }
     }
 }
@@ -120,7 +120,9 @@ impl<C: Lines> Runs<C> for MockRuns {
         let config = &point.config;
         self.asked.push((bench.bench.name(), run));
         let rate = self.rate(bench.bench.name());
-        let workload = bench.bench.setup(config)?;
+        let Prepared::Producers(workload) = bench.bench.setup(config)?.run else {
+            return Err(Error::setup("a mock benchmark runs producers"));
+        };
         let mut record = RunRecord::new(config, &point.placement);
         let (warmup, duration) = (config.warmup_secs, config.duration_secs);
         self.seconds += u64::from(warmup + duration);
@@ -130,27 +132,34 @@ impl<C: Lines> Runs<C> for MockRuns {
                 cold,
                 ..cycle(rate)
             });
+            record.evaluate(bench.bench.figures(), bench.bench.channels());
             return Ok(Ran::of(record, None));
         }
         // Interrupted half-way through its measured seconds.
         let interrupted = self.interrupt_in == Some(self.asked.len() - 1);
         let measured = if interrupted { duration / 2 } else { duration };
-        let mut before = workload.measure(0);
+        let kinds = bench.bench.ticked_kinds();
+        let mut before = workload.read(0);
         let mut samples = Vec::new();
         for iteration in 0..warmup + measured {
             let ops = (rate * 1e6) as u64 * u64::from(iteration + 1);
-            let counts = workload.measure(ops);
-            samples.push(Sample::on_time(
+            let readings = workload.read(ops);
+            samples.push(Sample {
                 iteration,
-                counts.hits - before.hits,
-                counts.drops - before.drops,
-                iteration < warmup,
-            ));
-            before = counts;
+                elapsed_ns: 1_000_000_000,
+                late_ns: 0,
+                warmup: iteration < warmup,
+                values: crate::channels::share(&kinds, &readings, &before),
+            });
+            before = readings;
         }
-        record.outcome = Outcome::timed(samples, config.producers);
-        if let (Some(run), Some(summary)) = (run, record.summary()) {
-            console.line(&bench.reporter.run_line(run, summary, config.producers));
+        let rates: Vec<bool> = kinds.iter().map(|k| k.is_differenced()).collect();
+        record.outcome = Outcome::timed(samples, &rates);
+        record.evaluate(bench.bench.figures(), bench.bench.channels());
+        if let (Some(run), Some(_)) = (run, record.summary()) {
+            for line in bench.reporter.run_lines(&record, Some(run), &config.params) {
+                console.line(&line);
+            }
         }
         if !interrupted {
             return Ok(Ran::of(record, None));

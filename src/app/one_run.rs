@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::plan::{BenchPlan, Point};
 use crate::config::{Body, ProfileRequest, RunConfig};
 use crate::error::{Error, Result};
+use crate::figures::{Frame, View};
 use crate::interrupt;
 use crate::latency::observer::LatencyObserver;
 use crate::noise::NoiseObserver;
@@ -20,9 +21,8 @@ use crate::results::cycles::ChurnRecord;
 use crate::results::{Outcome, RunRecord};
 use crate::runner::cycles::ChurnCycle;
 use crate::runner::phases::{self, RunLength, RunMeasurement, RunObserver, RunSeconds};
-use crate::runner::{FixedRun, StoppedAt, Workload};
+use crate::runner::{Facts, FixedRun, Prepared, StoppedAt};
 use crate::stats::{self, Sample};
-use crate::trigger_path::TriggerPath;
 
 /// What `--profile` asks of one run, and the name of its files.
 pub(super) struct Profiling<'a> {
@@ -80,54 +80,57 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
     let work = work_of(config);
     // A fixed-work run prints its report and nothing else, like perf bench.
     let chatter = !quiet && config.repeat.is_none();
-    let mut profiler = profiling
-        .as_ref()
-        .map(|p| ProfileObserver::attach(p.request.freq_hz))
-        .transpose()?;
-    let mut latency = latency_observer(config);
-    let mut noise = NoiseObserver::new(config.producers + config.consumers);
-    let mut probe = ProbePathObserver::default();
-    let mut churn = ChurnObserver::default();
-    let mut kept = KeptFigures::default();
+    let mut watching = Observers::new(config, profiling.as_ref())?;
     let mut progress = run_console(console, bench, config, chatter).trigger_note(!quiet);
-    // The order observers hear each event in: the profiler first, closest to
-    // the measured seconds. Another observer is one more entry here.
-    let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
-    observers.extend(profiler.as_mut().map(|p| p as &mut dyn RunObserver));
-    observers.extend(latency.as_mut().map(|l| l as &mut dyn RunObserver));
-    observers.extend([
-        &mut noise as &mut dyn RunObserver,
-        &mut probe,
-        &mut churn,
-        &mut kept,
-        &mut progress,
-    ]);
     let setup = || bench.bench.setup(config);
-    let measured = phases::run(setup, placement, work, &mut observers)?;
-    drop(observers);
-    (record.figures, record.trigger) = kept.into_record();
+    let kinds = bench.bench.ticked_kinds();
+    let ran = phases::run(
+        setup,
+        placement,
+        work,
+        &kinds,
+        &mut watching.list(&mut progress),
+    )?;
+    let Observers {
+        profiler,
+        latency,
+        noise,
+        churn,
+    } = watching;
+    let Facts {
+        probe_path,
+        churn: churned,
+        finals,
+    } = ran.facts;
+    record.keep_facts(ran.trigger.as_ref(), &finals);
     let mut stacks = None;
-    let phase = match (measured, work) {
+    let phase = match (ran.measured, work) {
         (RunMeasurement::Timed(samples), _) => {
-            record.probe_path = probe.report(reporter, console, !quiet);
-            let churn = churn.report(console, !quiet);
+            record.probe_path = probe_path_said(probe_path, reporter, console, !quiet);
+            let churn = churn.report(churned, console, !quiet);
             let profile = profiler.map(ProfileObserver::finish).transpose()?.flatten();
             record.noise = noise.finish();
             let profiled = profile.as_ref().zip(profiling.as_ref());
-            let rate = stats::summarize(&samples, config.producers).and_then(|s| s.latency_ns);
+            record.outcome = Outcome::Timed {
+                summary: stats::summarize(&samples, &rates(bench)),
+                samples,
+                churn,
+            };
+            record.evaluate(bench.bench.figures(), bench.bench.channels());
+            let rate = per_operation_ns(&record, bench);
             latency_outcome(&mut record, latency, rate, reporter, console);
-            let parts = (samples, churn);
-            let phase = timed_outcome(&mut record, parts, bench, config, run, console, profiled)?;
+            let phase = timed_outcome(&mut record, bench, config, run, console, profiled)?;
             stacks = kept_stacks(&record, profile, profiling);
             phase
         }
         (RunMeasurement::Fixed(fixed), RunLength::Fixed { repeat }) => {
-            record.probe_path = probe.report(reporter, console, false);
-            let churn = churn.report(console, false);
+            record.probe_path = probe_path_said(probe_path, reporter, console, false);
+            let churn = churn.report(churned, console, false);
             let rate = fixed.ns_per_op(config.producers);
             latency_outcome(&mut record, latency, rate, reporter, console);
-            let parts = (fixed, churn);
-            fixed_outcome(&mut record, parts, repeat, config, reporter, console)
+            record.outcome = Outcome::Fixed { run: fixed, churn };
+            record.evaluate(bench.bench.figures(), bench.bench.channels());
+            fixed_outcome(&mut record, repeat, config, reporter, console)
         }
         _ => {
             record.partial = true;
@@ -140,14 +143,50 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
     })
 }
 
+/// The observers a run of producers has besides its console.
+struct Observers {
+    profiler: Option<ProfileObserver>,
+    latency: Option<LatencyObserver>,
+    noise: NoiseObserver,
+    churn: ChurnObserver,
+}
+
+impl Observers {
+    fn new(config: &RunConfig, profiling: Option<&Profiling>) -> Result<Observers> {
+        Ok(Observers {
+            profiler: profiling
+                .map(|p| ProfileObserver::attach(p.request.freq_hz))
+                .transpose()?,
+            latency: latency_observer(config),
+            noise: NoiseObserver::new(config.producers + config.consumers),
+            churn: ChurnObserver::default(),
+        })
+    }
+
+    /// The order observers hear each event in: the profiler first, closest
+    /// to the measured seconds; the console last. Another observer is one
+    /// more entry here.
+    fn list<'a>(&'a mut self, console: &'a mut RunConsole) -> Vec<&'a mut dyn RunObserver> {
+        let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
+        observers.extend(self.profiler.as_mut().map(|p| p as &mut dyn RunObserver));
+        observers.extend(self.latency.as_mut().map(|l| l as &mut dyn RunObserver));
+        observers.extend([
+            &mut self.noise as &mut dyn RunObserver,
+            &mut self.churn,
+            console,
+        ]);
+        observers
+    }
+}
+
 /// The console as the run's observer, with the notes its set-up line needs.
 fn run_console<'a>(
     console: &'a mut Console,
     bench: &BenchPlan,
-    config: &RunConfig,
+    config: &'a RunConfig,
     chatter: bool,
 ) -> RunConsole<'a> {
-    RunConsole::new(console, bench.reporter, config.producers, chatter)
+    RunConsole::new(console, bench.reporter, config, chatter)
         .user_stack_note(config.body == Body::Stack && bench.bench.takes_user_stack())
         .printk_note(config.body == Body::Printk)
 }
@@ -188,32 +227,50 @@ fn attach_cycle(
     if !quiet {
         console.line(&bench.reporter.setting_up());
     }
-    let workload = bench.bench.setup(config)?;
-    let cycles = workload.cycles().ok_or_else(|| {
-        Error::setup(format!(
+    let Prepared::Cycles(cycles) = bench.bench.setup(config)?.run else {
+        return Err(Error::setup(format!(
             "{} has no attach cycles to run",
             bench.bench.name()
-        ))
-    })?;
-    let phase = crate::attach::run::one_cycle(cycles, &mut record, console, run)?;
+        )));
+    };
+    let phase = crate::attach::run::one_cycle(cycles.as_ref(), &mut record, console, run)?;
+    record.evaluate(bench.bench.figures(), bench.bench.channels());
     Ok(Ran::of(record, phase))
 }
 
-/// A timed run's summary, profile and lines, into its record with its
-/// samples and churn; the phase an interrupt hit, if one did.
+/// Which channels read each tick are counts, divided by each second's
+/// length in the summary (the others are gauges, summed up as read).
+fn rates(bench: &BenchPlan) -> Vec<bool> {
+    let kinds = bench.bench.ticked_kinds();
+    kinds.iter().map(|k| k.is_differenced()).collect()
+}
+
+/// One producer's time per operation, from the run's headline rate (for
+/// `--latency` to hold its histogram against); `None` where the headline
+/// is not a rate or nothing was done.
+fn per_operation_ns(record: &RunRecord, bench: &BenchPlan) -> Option<f64> {
+    let headline = bench.bench.headline();
+    if headline.show != crate::figures::Show::Rate {
+        return None;
+    }
+    let rate = record.figure(headline.name)?;
+    (rate > 0.0).then(|| record.producers.max(1) as f64 * 1e9 / rate)
+}
+
+/// A timed run's profile and lines, its record's samples already in; the
+/// phase an interrupt hit, if one did.
 fn timed_outcome(
     record: &mut RunRecord,
-    (samples, churn): (Vec<Sample>, Option<ChurnRecord>),
     bench: &BenchPlan,
     config: &RunConfig,
     run: Option<u32>,
     console: &Console,
     profiled: Option<(&Profile, &Profiling)>,
 ) -> Result<Option<StoppedAt>> {
-    let (reporter, headline) = (&bench.reporter, bench.bench.headline());
+    let reporter = &bench.reporter;
     record.partial = interrupt::received().is_some();
-    let summary = stats::summarize(&samples, config.producers);
-    let measured = summary.as_ref().map_or(0, |s| s.over.count());
+    let samples = record.samples();
+    let measured = record.summary().map_or(0, |s| s.over.count());
     let phase = record
         .partial
         .then_some(if samples.len() < config.warmup_secs as usize {
@@ -224,51 +281,51 @@ fn timed_outcome(
                 of: config.duration_secs,
             }
         });
-    if let (Some(summary), true) = (&summary, record.partial) {
-        console.line(&reporter.partial_timed(summary.over.count(), config.duration_secs));
+    if record.summary().is_some() && record.partial {
+        console.line(&reporter.partial_timed(measured, config.duration_secs));
     }
     if let Some((profile, profiling)) = profiled {
-        // The measured seconds are sampled; the warm-up is not: its rate is
-        // the run's without the sampler.
-        let seconds = |warmup: bool| -> Vec<f64> {
-            let per_second = headline.per_second.into_iter();
-            per_second
-                .flat_map(|f| samples.iter().filter(move |s| s.warmup == warmup).map(f))
-                .collect()
-        };
-        let measured = seconds(false);
-        let rate = (!measured.is_empty()).then(|| stats::mean_sd(&measured).mean);
-        let warm = seconds(true);
-        let unsampled = (!warm.is_empty()).then(|| warm.iter().sum::<f64>() / warm.len() as f64);
-        record.profile = profile_outcome(profile, profiling, config, (rate, unsampled), console)?;
+        let rates = headline_rates(record, bench);
+        record.profile = profile_outcome(profile, profiling, config, rates, console)?;
     }
-    match &summary {
-        Some(summary) => {
-            for line in reporter.per_cpu(&record.figures) {
-                console.line(&line);
-            }
-            console.line(&match run {
-                Some(run) => {
-                    reporter.run_line_kept(run, summary, config.producers, &record.figures)
-                }
-                None => reporter.summary_kept(summary, config.producers, &record.figures),
-            });
-            if let Some(line) = reporter.bpf_timing(&record.figures, config) {
-                console.line(&line);
-            }
-            for line in reporter.after_summary(&record.figures) {
+    match record.summary() {
+        Some(_) => {
+            for line in reporter.run_lines(record, run, &config.params) {
                 console.line(&line);
             }
         }
         None if record.partial => {}
         None => return Err(Error::runtime("no iteration was measured")),
     }
-    record.outcome = Outcome::Timed {
-        samples,
-        summary,
-        churn,
-    };
     Ok(phase)
+}
+
+/// The headline's rate over the measured seconds, which the profiler
+/// sampled, and over the warm-up, which it did not.
+fn headline_rates(record: &RunRecord, bench: &BenchPlan) -> (Option<f64>, Option<f64>) {
+    let crate::figures::Value::PerSecond(sec) = bench.bench.headline().value else {
+        return (None, None);
+    };
+    let ticked = bench.bench.ticked_names();
+    let warm: Vec<Frame> = record
+        .samples()
+        .iter()
+        .filter(|s| s.warmup)
+        .map(|s| Frame {
+            values: &s.values,
+            elapsed_ns: s.elapsed_ns,
+        })
+        .collect();
+    let mean = |values: Vec<f64>| {
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let warm_view = View {
+        producers: record.producers,
+        frames: warm,
+        ..View::new(&ticked)
+    };
+    let measured = sec.each(&record.view(&ticked));
+    (mean(measured), mean(sec.each(&warm_view)))
 }
 
 /// `--latency`'s observer: a timed run leaves its warm-up out.
@@ -323,48 +380,36 @@ fn profile_outcome(
     Ok(Some(breakdown))
 }
 
-/// A fixed run's lines, and its record with its churn; the phase an
-/// interrupt hit, if one did.
+/// A fixed run's lines; the phase an interrupt hit, if one did.
 fn fixed_outcome(
     record: &mut RunRecord,
-    (fixed, churn): (FixedRun, Option<ChurnRecord>),
     repeat: u64,
     config: &RunConfig,
     reporter: &Reporter,
     console: &Console,
 ) -> Option<StoppedAt> {
+    let calls = record.fixed().map_or(0, |f| f.calls);
     let mut phase = None;
     if interrupt::received().is_some() {
         record.partial = true;
-        console.line(&reporter.partial_fixed(fixed.calls, repeat));
+        console.line(&reporter.partial_fixed(calls, repeat));
         phase = Some(StoppedAt::Fixed {
-            done: fixed.calls,
+            done: calls,
             of: repeat,
         });
     }
-    for line in reporter.fixed(&fixed, config) {
+    for line in reporter.fixed(record, config) {
         console.line(&line);
     }
-    for line in reporter.per_cpu(&record.figures) {
-        console.line(&line);
-    }
-    for line in reporter.kept_lines(&record.figures) {
-        console.line(&line);
-    }
-    if let Some(line) = reporter.bpf_timing(&record.figures, config) {
-        console.line(&line);
-    }
-    record.outcome = Outcome::Fixed { run: fixed, churn };
     phase
 }
 
-/// Attach churn beside the producers: the measured seconds' bounds, and the
-/// churners' cycles, asked at tear-down.
+/// Attach churn beside the producers: the measured seconds' bounds; its
+/// cycles come with the workload's facts.
 #[derive(Default)]
 struct ChurnObserver {
     start: Option<Instant>,
     end: Option<Instant>,
-    cycles: Option<(usize, Vec<ChurnCycle>)>,
 }
 
 impl RunObserver for ChurnObserver {
@@ -382,15 +427,17 @@ impl RunObserver for ChurnObserver {
     fn fixed_ended(&mut self, _run: &FixedRun) {
         self.end = Some(Instant::now());
     }
-    fn tearing_down(&mut self, workload: &dyn Workload) {
-        self.cycles = workload.churn();
-    }
 }
 
 impl ChurnObserver {
     /// The churn of the measured seconds for the record; says it when `say`.
-    fn report(self, console: &Console, say: bool) -> Option<ChurnRecord> {
-        let record = self.kept()?;
+    fn report(
+        self,
+        cycles: Option<(usize, Vec<ChurnCycle>)>,
+        console: &Console,
+        say: bool,
+    ) -> Option<ChurnRecord> {
+        let record = self.kept(cycles)?;
         if say {
             console.line(&attach_lines::churn_line(&record));
         }
@@ -399,61 +446,31 @@ impl ChurnObserver {
 
     /// The churn of the measured seconds; `None` without churners or
     /// without a measured second.
-    fn kept(self) -> Option<ChurnRecord> {
-        let (threads, cycles) = self.cycles?;
+    fn kept(self, cycles: Option<(usize, Vec<ChurnCycle>)>) -> Option<ChurnRecord> {
+        let (threads, cycles) = cycles?;
         Some(ChurnRecord::over(threads, &cycles, self.start?, self.end?))
     }
 }
 
-/// Asks the workload, before it is torn down, for the figures of its own it
-/// measured and the trigger its body ran from (the console says that under
-/// the set-up line).
-#[derive(Default)]
-struct KeptFigures(Vec<(&'static str, f64)>, Option<TriggerPath>);
-
-impl RunObserver for KeptFigures {
-    fn tearing_down(&mut self, workload: &dyn Workload) {
-        self.0 = workload.figures();
-        self.1 = workload.trigger().map(|used| used.path);
-    }
-}
-
-impl KeptFigures {
-    /// As the run's record keeps them.
-    fn into_record(self) -> (std::collections::BTreeMap<String, f64>, Option<TriggerPath>) {
-        let figures = self.0.into_iter().map(|(n, v)| (n.to_string(), v));
-        (figures.collect(), self.1)
-    }
-}
-
-/// How the kernel handled the probe, asked at tear-down: after the probe has
-/// been hit (warm-up and measurement done), while it is still attached.
-#[derive(Default)]
-struct ProbePathObserver {
+/// How the kernel handled the probe, found at tear-down (after the probe
+/// was hit, while it was still attached): the path for the record, said
+/// when `say`; a warning when it could not be found.
+fn probe_path_said(
     found: Option<Result<ProbePath>>,
-}
-
-impl RunObserver for ProbePathObserver {
-    fn tearing_down(&mut self, workload: &dyn Workload) {
-        self.found = workload.probe_path();
-    }
-}
-
-impl ProbePathObserver {
-    /// The path for the record; says it when `say`, warns when it could not
-    /// be found.
-    fn report(self, reporter: &Reporter, console: &Console, say: bool) -> Option<ProbePath> {
-        match self.found? {
-            Ok(path) => {
-                if say {
-                    console.line(&reporter.probe_path(path));
-                }
-                Some(path)
+    reporter: &Reporter,
+    console: &Console,
+    say: bool,
+) -> Option<ProbePath> {
+    match found? {
+        Ok(path) => {
+            if say {
+                console.line(&reporter.probe_path(path));
             }
-            Err(err) => {
-                console.warn(&reporter.probe_path_unknown(&err.to_string()));
-                None
-            }
+            Some(path)
+        }
+        Err(err) => {
+            console.warn(&reporter.probe_path_unknown(&err.to_string()));
+            None
         }
     }
 }
@@ -463,7 +480,7 @@ mod tests {
     use super::*;
 
     fn second(warmup: bool) -> Sample {
-        Sample::on_time(0, 1, 0, warmup)
+        Sample::on_time(0, &[1], warmup)
     }
 
     fn churn_after(samples: &[Sample]) -> Option<ChurnRecord> {
@@ -478,9 +495,8 @@ mod tests {
             attach_ns: 1_000,
             detach_ns: 2_000,
         };
-        churn.cycles = Some((1, vec![cycle]));
         churn.measure_ended(samples);
-        churn.kept()
+        churn.kept(Some((1, vec![cycle])))
     }
 
     #[test]

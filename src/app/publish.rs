@@ -15,8 +15,8 @@ use crate::report::profile::RunStacks;
 use crate::report::text::{self, TableRow};
 use crate::results::Tool;
 use crate::results::{
-    self, ComparisonRecord, Options, PrecisionRecord, ResultFile, RunLevel, RunRecord,
-    SequentialRecord, SweepInfo,
+    self, ChannelRecord, ComparisonRecord, Options, PrecisionRecord, ResultFile, RunLevel,
+    RunRecord, SequentialRecord, SweepInfo,
 };
 use crate::runner::StoppedAt;
 use crate::stats::{self, Basis, Change, RunStats, Sensitivity, Verdict};
@@ -173,9 +173,11 @@ fn sweep_lines(
     let Some(spec) = &request.sweep else { return };
     let lines = if spec.param == SweepParam::Body {
         // A body's cost against the count, paired run by run.
-        bench
-            .reporter
-            .body_table(&sweep::body_rows(&spec.values, points))
+        bench.reporter.body_table(&sweep::body_rows(
+            &spec.values,
+            points,
+            &bench.bench.ticked_names(),
+        ))
     } else {
         let rows = sweep_rows(bench, points, run_stats);
         let producers_swept = sweep::is_producers(spec);
@@ -245,12 +247,20 @@ fn run_levels(bench: &BenchPlan, points: &[Vec<RunRecord>], repeated: bool) -> V
         .zip(points)
         .filter_map(|(point, runs)| {
             let summaries: Vec<stats::Summary> =
-                runs.iter().filter_map(|r| r.summary().copied()).collect();
+                runs.iter().filter_map(|r| r.summary().cloned()).collect();
             let latencies: Vec<_> = runs.iter().filter_map(|r| r.latency.as_ref()).collect();
+            // The headline must have its statistics; the others where they can.
+            run_level(bench.bench.headline().name, runs)?;
+            let figures = bench
+                .bench
+                .figures()
+                .iter()
+                .filter_map(|f| Some((f.name.to_string(), run_level(f.name, runs)?)))
+                .collect();
             Some(RunLevel {
                 sweep_value: point.value,
-                headline: run_level(bench.bench.headline(), runs)?,
-                summary: stats::summarize_runs(&summaries, point.config.producers)?,
+                figures,
+                summary: stats::summarize_runs(&summaries)?,
                 latency: LatencyOverRuns::of(&latencies),
             })
         })
@@ -268,14 +278,16 @@ fn sweep_rows(
         .iter()
         .zip(points)
         .filter_map(|(point, runs)| {
-            let rate = match run_stats.iter().find(|l| l.sweep_value == point.value) {
-                Some(level) => stats::MeanSd {
-                    mean: level.headline.mean,
-                    sd: level.headline.sd,
+            let headline = bench.bench.headline().name;
+            let level = run_stats.iter().find(|l| l.sweep_value == point.value);
+            let rate = match level.and_then(|l| l.figures.get(headline)) {
+                Some(stats) => stats::MeanSd {
+                    mean: stats.mean,
+                    sd: stats.sd,
                 },
                 // One run: the mean and sd of its measured seconds.
                 None => {
-                    let seconds = bench.bench.headline().within_run(runs.first()?);
+                    let seconds = runs.first()?.within_run(headline);
                     (!seconds.is_empty()).then(|| stats::mean_sd(&seconds))?
                 }
             };
@@ -309,29 +321,30 @@ fn runs_lines<'a>(
         {
             console.line(&line);
         }
-        console.line(&text::runs_line(
-            &level.headline,
-            bench.bench.headline(),
-            precision.as_ref(),
-        ));
+        let headline = bench.bench.headline();
+        if let Some(stats) = level.figures.get(headline.name) {
+            console.line(&text::runs_line(
+                stats,
+                &headline.decl(),
+                precision.as_ref(),
+            ));
+        }
         // The figures beside the headline (an attach cycle's are its own lines).
         let others = bench.bench.figures()[1..].iter();
         for figure in others.filter(|_| !bench.bench.runs_cycles()) {
-            if let Some(stats) = run_level(figure, runs) {
-                console.line(&text::runs_line(&stats, figure, None));
+            if let Some(stats) = level.figures.get(figure.name) {
+                console.line(&text::runs_line(stats, &figure.decl(), None));
             }
         }
-        let kept: Vec<_> = runs.iter().map(|r| &r.figures).collect();
-        console.line(&bench.reporter.summary_over_runs(
-            &level.summary,
-            point.config.producers,
-            &kept,
-        ));
+        for line in bench.reporter.summary_over_runs(runs, &point.config.params) {
+            console.line(&line);
+        }
     } else if runs.len() >= 2 && runs.iter().all(|r| r.fixed().is_some()) && !plan.several() {
         // Fixed-work runs (--repeat) have no Summary to average: their
         // headline over the runs is the closing line.
-        if let Some(stats) = run_level(bench.bench.headline(), runs) {
-            console.line(&text::runs_line(&stats, bench.bench.headline(), None));
+        let headline = bench.bench.headline();
+        if let Some(stats) = run_level(headline.name, runs) {
+            console.line(&text::runs_line(&stats, &headline.decl(), None));
         }
     }
     if !(plan.several() || request.markdown) {
@@ -345,8 +358,8 @@ fn runs_lines<'a>(
             Some(TableEntry {
                 bench,
                 figure,
-                means: runs_means(figure, runs),
-                stats: run_level(figure, runs)?,
+                means: runs_means(figure.name, runs),
+                stats: run_level(figure.name, runs)?,
             })
         })
         .collect()
@@ -385,7 +398,14 @@ fn result_file(
         interleaved: None,
         sequential: None,
         cycle_stats: Vec::new(),
-        counts: Some(bench.bench.metric().count_names()),
+        channels: bench
+            .bench
+            .channels()
+            .iter()
+            .map(ChannelRecord::from)
+            .collect(),
+        figures: bench.bench.figures().iter().map(Figure::decl).collect(),
+        legacy: None,
     }
 }
 
@@ -431,7 +451,8 @@ fn comparison_rows(table: &[TableEntry], effect_pct: f64) -> Vec<TableRow> {
         .iter()
         .map(|entry| {
             let bench = entry.bench.bench;
-            let judged = baseline(entry.figure)
+            let base = baseline(entry.figure);
+            let judged = base
                 .filter(|_| bench.name() != first)
                 .map(|base| judge_rounds(&base.means, &entry.means, effect_pct));
             let (change, unpaired, sensitivity) = judged.unwrap_or_default();
@@ -442,8 +463,9 @@ fn comparison_rows(table: &[TableEntry], effect_pct: f64) -> Vec<TableRow> {
                     1 => bench.name().to_string(),
                     _ => format!("{} {}", bench.name(), entry.figure.name),
                 },
-                figure: entry.figure,
+                figure: entry.figure.decl(),
                 stats: entry.stats,
+                in_baseline: base.is_some(),
                 verdict: change.map(|c| Verdict::of(&c, better, TABLE_NOISE_PCT)),
                 change,
                 unpaired,

@@ -22,7 +22,7 @@ pub(super) fn record(
     let alpha = stats::alpha_per_look(repetition.max_runs);
     let looked = rounds >= stats::FIRST_LOOK;
     let means = |b: usize| {
-        let mut means = runs_means(benches[b].bench.headline(), &records[b][0]);
+        let mut means = runs_means(benches[b].bench.headline().name, &records[b][0]);
         // A round stopped part-way is no look.
         means.truncate(rounds as usize);
         means

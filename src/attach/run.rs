@@ -8,7 +8,6 @@ use std::time::Instant;
 use libbpf_rs::Link;
 
 use crate::error::Result;
-use crate::figures;
 use crate::interrupt;
 use crate::report::attach as lines;
 use crate::report::console::Console;
@@ -196,7 +195,7 @@ pub fn over_runs<'a>(
         // The cold cycle is a quantity of its own: warm cycles, where any.
         let cycles: Vec<&CycleRecord> = runs
             .iter()
-            .filter(|r| figures::counts(r, runs))
+            .filter(|r| crate::results::judged(r, runs))
             .filter_map(|r| r.cycle())
             .collect();
         let cold = runs.iter().filter_map(|r| r.cycle()).find(|c| c.cold);

@@ -20,7 +20,7 @@ use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures;
 use crate::runner::cycles::{CycleWorkload, Fired};
-use crate::runner::{ProducerCtx, Workload};
+use crate::runner::{Prepared, SetUp};
 use crate::targets::SELF_EXE;
 
 /// `--attach-cnt N`, upstream's name; each family has its own default and
@@ -73,6 +73,8 @@ struct AttachBench {
 const fn bench(name: &'static str, description: &'static str, kind: Kind, needs: Needs) -> Info {
     Info {
         workers: Workers::Cycles,
+        // A cycle's times are its record's, not channels read each tick.
+        channels: &[],
         figures: &[figures::ATTACH, figures::DETACH],
         ..Info::hits(name, description)
     }
@@ -251,18 +253,22 @@ impl Benchmark for AttachBench {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let count = probe_count(&self.info, config);
         let places = self.places(count)?;
         let skel = load_object(self.kind.program())?;
-        Ok(Box::new(Attachments {
+        let cycles = Attachments {
             kind: self.kind,
             count,
             places,
             skel,
             next_function: AtomicUsize::new(0),
             skipped: Mutex::new(Vec::new()),
-        }))
+        };
+        Ok(SetUp {
+            run: Prepared::Cycles(Box::new(cycles)),
+            trigger: None,
+        })
     }
 }
 
@@ -397,18 +403,6 @@ impl Attachments {
                 .zip(before.iter().zip(&after))
                 .map(|(site, (b, a))| (site, a.saturating_sub(*b))),
         ))
-    }
-}
-
-impl Workload for Attachments {
-    fn produce(&self, _ctx: &ProducerCtx<'_>) -> Result<()> {
-        Err(Error::runtime(
-            "an attach benchmark runs attach cycles, not producers",
-        ))
-    }
-
-    fn cycles(&self) -> Option<&dyn CycleWorkload> {
-        Some(self)
     }
 }
 

@@ -9,15 +9,15 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::helper_trigger::{self, Body, HelperWorkload, KernelFunction};
-use super::{Benchmark, Info, Metric};
+use super::{Benchmark, Info};
 use crate::bpf::skel::bloom::{BloomSkel, BloomSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::{Channel, Readings, Slot, HITS};
 use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
-use crate::figures::{self, Better, Figure};
-use crate::runner::{Counts, ProducerCtx, Workload};
-use crate::stats::Sample;
-use crate::trigger_path::{TriggerPath, TriggerUsed};
+use crate::figures::{Agg, Better, Figure, Sec, Show, Value};
+use crate::lines::{self, hits_lines, Fixed, Line, Lines, Missing, Num, Piece};
+use crate::runner::{ProducerCtx, SetUp, Workload};
 
 /// LOOKUPS_PER_TRIGGER in `bpf/bloom.bpf.c`: the hash map lookups one
 /// trigger makes, as upstream's.
@@ -72,35 +72,137 @@ const FOR_EACH_MAP_ELEM: KernelFunction = KernelFunction {
     since: "5.13",
 };
 
-/// The share of the operations that were false hits, in per cent, as the
-/// kernel runner counts it: a false hit (the filter said "maybe", the hash
-/// map lacked the key) is counted both as a false hit and as a drop, and
-/// the total adds hits, drops and false hits, so a false hit weighs twice
-/// in the total. Lower is better.
-pub const FALSE_POSITIVE: Figure = Figure {
-    name: "false-positive",
-    unit: "false positive %",
-    better: Better::Lower,
-    of_run: |run| match run.fixed() {
-        Some(fixed) => false_positive_percent(fixed.counts.hits as f64, fixed.counts.drops as f64),
-        None => {
-            let summary = run.summary()?;
-            false_positive_percent(summary.hits.mean, summary.drops.mean)
-        }
-    },
-    per_second: Some(|sample: &Sample| {
-        false_positive_percent(sample.hits as f64, sample.drops as f64).unwrap_or(0.0)
-    }),
-    show: |percent| format!("{percent:.2} %"),
-    show_spread: |percent, sd| format!("{percent:.2} \u{b1} {sd:.2} %"),
+/// A hash map body's lookups answered: the filter ruled the key out, or the
+/// map held it.
+const ANSWERED: Channel = Channel {
+    unit: "lookups",
+    about: "lookups the bloom filter ruled out or the hash map held",
+    ..HITS
+};
+/// A hash map body's lookups of a key the map lacks: behind the filter, its
+/// false positives.
+const MISSES: Channel = Channel::counter(
+    "misses",
+    "lookups",
+    "lookups of a key the hash map lacks (behind the bloom filter: its false positives)",
+)
+.was(Slot::Drops);
+const HASHMAP_CHANNELS: [Channel; 2] = [ANSWERED, MISSES];
+
+const ANSWERED_RATE: Sec = Sec::Rate(&ANSWERED);
+const LOOKUPS_RATE: Sec = Sec::Add(&ANSWERED_RATE, &Sec::Rate(&MISSES));
+
+/// Every lookup a hash map body made, per second: the work, whatever the
+/// answers.
+pub const LOOKUPS: Figure = Figure {
+    name: "lookups",
+    unit: "lookups/s",
+    better: Better::Higher,
+    show: Show::Rate,
+    value: Value::PerSecond(&LOOKUPS_RATE),
 };
 
-/// Upstream's percentage of false hits (`drops` here: with the filter on,
-/// every drop is one) among hits + drops + false hits; `None` of nothing.
-pub fn false_positive_percent(hits: f64, false_hits: f64) -> Option<f64> {
-    let total = hits + 2.0 * false_hits;
-    (total > 0.0).then(|| false_hits / total * 100.0)
+/// Upstream's total: a false hit counted both as a false hit and as a drop,
+/// and the total adding hits, drops and false hits, so a false hit weighs
+/// twice.
+const TOTAL: Sec = Sec::Add(
+    &Sec::Value(&ANSWERED),
+    &Sec::Mul(&Sec::Const(2.0), &Sec::Value(&MISSES)),
+);
+const PERCENT: Sec = Sec::Div(&Sec::Mul(&Sec::Const(100.0), &Sec::Value(&MISSES)), &TOTAL);
+
+/// The share of the operations that were false hits, in per cent, as the
+/// kernel runner counts it. Lower is better.
+pub const FALSE_POSITIVE: Figure = Figure {
+    name: "false-positive",
+    unit: "%",
+    better: Better::Lower,
+    show: Show::Decimals(2),
+    value: Value::PerSecond(&PERCENT),
+};
+
+/// "F false hits of T total operations. Percentage =": the kernel runner's
+/// words, over a second (one space after "=") or a run (two).
+macro_rules! false_hits {
+    ($false:expr, $total:expr, $percent:expr, $gap:expr) => {
+        [
+            Piece::Num($false, Num::whole(0)),
+            Piece::Text(" false hits of "),
+            Piece::Num($total, Num::whole(0)),
+            Piece::Text($gap),
+            Piece::Num($percent, Num::fixed(0, 2).missing(Missing::Zero)),
+            Piece::Text(" %"),
+        ]
+    };
 }
+const FALSE_HITS: Agg = Agg::Total(&Sec::Value(&MISSES));
+const TOTAL_OPS: Agg = Agg::Total(&TOTAL);
+const RUN_PERCENT: Agg = Agg::Div(&Agg::Mul(&Agg::Const(100.0), &FALSE_HITS), &TOTAL_OPS);
+const SECOND_WORDS: [Piece; 6] = false_hits!(
+    FALSE_HITS,
+    TOTAL_OPS,
+    RUN_PERCENT,
+    " total operations. Percentage = "
+);
+const RUN_WORDS: [Piece; 6] = false_hits!(
+    FALSE_HITS,
+    TOTAL_OPS,
+    RUN_PERCENT,
+    " total operations. Percentage =  "
+);
+const HASHMAP_LINES: Lines = hits_lines!(Sec::Value(&MISSES));
+
+/// The kernel runner's `false_hits_report_progress` and
+/// `false_hits_report_final` (run_common.sh's `summarize_percentage` cuts
+/// the figure after "Percentage =").
+const FALSE_HITS_LINES: Lines = Lines {
+    tick: &[
+        lines::ITER[0],
+        lines::ITER[1],
+        lines::ITER[2],
+        lines::ITER[3],
+        Piece::Text("us): "),
+        SECOND_WORDS[0],
+        SECOND_WORDS[1],
+        SECOND_WORDS[2],
+        SECOND_WORDS[3],
+        SECOND_WORDS[4],
+        SECOND_WORDS[5],
+    ],
+    summary: &[Line::Always(&[
+        Piece::Text("Summary: "),
+        RUN_WORDS[0],
+        RUN_WORDS[1],
+        RUN_WORDS[2],
+        RUN_WORDS[3],
+        RUN_WORDS[4],
+        RUN_WORDS[5],
+        Piece::Notes,
+    ])],
+    fixed: Fixed::Runner {
+        counts: &[
+            match HASHMAP_LINES.fixed {
+                Fixed::Runner { counts, .. } => counts[0],
+                Fixed::Perf(_) => Line::Always(&[]),
+            },
+            match HASHMAP_LINES.fixed {
+                Fixed::Runner { counts, .. } => counts[1],
+                Fixed::Perf(_) => Line::Always(&[]),
+            },
+            Line::Always(&[
+                Piece::Text(" "),
+                SECOND_WORDS[0],
+                SECOND_WORDS[1],
+                SECOND_WORDS[2],
+                SECOND_WORDS[3],
+                SECOND_WORDS[4],
+                SECOND_WORDS[5],
+            ]),
+        ],
+        after: &[],
+    },
+    ..HASHMAP_LINES
+};
 
 /// What a benchmark of the family does per trigger.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,13 +275,14 @@ const fn bloom(
         .untimed("one operation is one trigger, whose time is many lookups or updates")
         .needs(Needs::Link)
         .options(&OPTIONS);
-    let info = match name.as_bytes() {
-        b"bloom-false-positive" => Info {
-            metric: Metric::FalseHits,
-            figures: &[FALSE_POSITIVE, figures::HITS],
-            ..base
-        },
-        _ => base,
+    let info = match (name.as_bytes(), mode) {
+        (b"bloom-false-positive", _) => base.declares(
+            &HASHMAP_CHANNELS,
+            &[FALSE_POSITIVE, LOOKUPS],
+            FALSE_HITS_LINES,
+        ),
+        (_, Mode::Hashmap { .. }) => base.declares(&HASHMAP_CHANNELS, &[LOOKUPS], HASHMAP_LINES),
+        (_, Mode::Lookup | Mode::Update) => base,
     };
     let calls: &'static [KernelFunction] = match mode {
         Mode::Hashmap { .. } => &[BLOOM_FILTER_MAP],
@@ -189,7 +292,7 @@ const fn bloom(
         info,
         body: Body {
             name: body,
-            upstream: TriggerPath::FentryGetpgid,
+            upstream: helper_trigger::FENTRY_GETPGID,
             ops_per_trigger: 1,
             calls,
         },
@@ -239,7 +342,7 @@ impl Benchmark for Bloom {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         self.validate(config)?;
         let sizes = Sizes::of(config);
         let mode = self.mode;
@@ -287,11 +390,12 @@ impl Benchmark for Bloom {
                 HitCounters::new(bss.map(|bss| std::slice::from_ref(&bss.body_error)))?,
             )
         };
-        Ok(Box::new(BloomWorkload {
-            drops,
+        let workload = BloomWorkload {
+            misses: self.mode.uses_hashmap().then_some(drops),
             error,
-            inner: HelperWorkload::new(skel, link, hits, used, self.body),
-        }))
+            inner: HelperWorkload::new(skel, link, hits, self.body),
+        };
+        Ok(SetUp::producers(workload).from_trigger(used))
     }
 }
 
@@ -369,7 +473,8 @@ fn fill_random(buf: &mut [u8]) -> Result<()> {
 /// A bloom benchmark after set-up: the helper workload, and the drops and
 /// the error flag of the family's own body.
 struct BloomWorkload {
-    drops: HitCounters,
+    /// A hash map body's misses (`drops` in `bpf/bloom.bpf.c`).
+    misses: Option<HitCounters>,
     error: HitCounters,
     // Last: the counters above point into its .bss.
     inner: HelperWorkload<BloomSkel<'static>>,
@@ -387,28 +492,57 @@ impl Workload for BloomWorkload {
         }
     }
 
-    fn measure(&self, ops: u64) -> Counts {
-        Counts {
-            drops: self.drops.total(),
-            ..self.inner.measure(ops)
-        }
-    }
-
-    fn trigger(&self) -> Option<TriggerUsed> {
-        self.inner.trigger()
+    fn read(&self, ops: u64) -> Readings {
+        let mut readings = self.inner.read(ops);
+        readings.extend(self.misses.as_ref().map(|misses| Some(misses.total())));
+        readings
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::report::lines::testing;
 
+    /// The kernel runner's false-hits lines, to the space: a false hit is
+    /// counted twice in the total, and run_common.sh's `percentage` finds the
+    /// figure after "Percentage =".
     #[test]
-    fn false_positives_weigh_twice_in_the_total_as_upstream_counts_them() {
-        // 10 false hits of 90 + 10 + 10 operations.
-        let percent = false_positive_percent(90.0, 10.0).unwrap();
-        assert!((percent - 100.0 * 10.0 / 110.0).abs() < 1e-9, "{percent}");
-        assert_eq!(false_positive_percent(0.0, 0.0), None);
-        assert_eq!((FALSE_POSITIVE.show)(9.0909), "9.09 %");
+    fn false_hits_lines_are_the_kernel_runners() {
+        let bench = "bloom-false-positive";
+        assert_eq!(
+            testing::tick(bench, &[1012, 12], 1),
+            "Iter   3 ( 12.345us): 12 false hits of 1036 total operations. Percentage = 1.16 %"
+        );
+        let seconds: Vec<[u64; 2]> = vec![[1012, 12]; 5];
+        assert_eq!(
+            testing::summary(bench, &seconds, 1),
+            ["Summary: 60 false hits of 5180 total operations. Percentage =  1.16 %"]
+        );
+        let fixed = testing::fixed(bench, &[90, 10], 1);
+        assert_eq!(
+            fixed.last().map(String::as_str),
+            Some(" 10 false hits of 110 total operations. Percentage = 9.09 %")
+        );
+        assert!(
+            fixed.contains(&"             10 drops".to_string()),
+            "{fixed:?}"
+        );
+    }
+
+    /// Without the filter, random keys are never in the map: the work is
+    /// every lookup, not the keys found.
+    #[test]
+    fn the_hash_maps_are_judged_by_their_lookups() {
+        for name in ["hashmap-without-bloom", "hashmap-with-bloom"] {
+            let bench = super::super::find(name).unwrap();
+            assert_eq!(bench.headline().name, "lookups");
+            let run = testing::run(name, &[[0, 35_000_000]; 3], 1);
+            assert_eq!(run.figure("lookups"), Some(35_000_000.0));
+        }
+        assert_eq!(
+            testing::tick("hashmap-without-bloom", &[0, 1_000_000], 1),
+            "Iter   3 ( 12.345us): hits    0.000M/s (  0.000M/prod), drops    1.000M/s, \
+             total operations    1.000M/s"
+        );
     }
 }

@@ -8,9 +8,10 @@ use libbpf_rs::{MapCore, MapHandle};
 
 use super::ringbuf::{create_rings, Epoll, MappedRing, PaddedCounter};
 use crate::bpf::HitCounters;
+use crate::channels::Readings;
 use crate::config::{Body, RunConfig};
 use crate::error::Result;
-use crate::runner::{ConsumerCtx, Counts};
+use crate::runner::ConsumerCtx;
 
 /// As many rings as `BODY_MAX_RINGS` in `bpf/body.h`, so many consumers.
 pub const MAX_CONSUMERS: usize = 64;
@@ -129,20 +130,17 @@ impl BodyState {
         })
     }
 
-    /// The counts of a workload whose programs counted `hits`: for ringbuf,
-    /// as the ring buffer family counts, events consumed and events dropped
-    /// (together, the hits); the hits otherwise.
-    pub fn counts(&self, hits: &HitCounters) -> Counts {
+    /// The hits and drops of a workload whose programs counted `hits`: for
+    /// ringbuf, as the ring buffer family counts, events consumed and events
+    /// dropped (together, the hits); the hits and no drop otherwise (no
+    /// other body has a ring to drop from).
+    pub fn readings(&self, hits: &HitCounters) -> Readings {
         match &self.rings {
-            None => hits.counts(),
-            Some(rings) => Counts {
-                hits: rings
-                    .consumed
-                    .iter()
-                    .map(|c| c.0.load(Ordering::Relaxed))
-                    .sum(),
-                drops: rings.drops.total(),
-            },
+            None => vec![Some(hits.total()), Some(0)],
+            Some(rings) => {
+                let consumed = rings.consumed.iter().map(|c| c.0.load(Ordering::Relaxed));
+                vec![Some(consumed.sum()), Some(rings.drops.total())]
+            }
         }
     }
 

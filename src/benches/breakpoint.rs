@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use libbpf_rs::libbpf_sys;
 
-use super::Piece::{Calls, Param, Producers, Text};
-use super::{Benchmark, HitTiming, Info, Metric, PerfFormat, ProducersAlias};
+use super::{Benchmark, HitTiming, Info, ProducersAlias};
 use crate::config::{BenchOption, NumberOption, RunConfig, MAX_THREADS};
 use crate::error::{Error, Result};
+use crate::lines::PerfPiece::{Calls, Param, Producers, Text};
+use crate::lines::{Lines, PerfFormat};
 use crate::perf_event;
-use crate::runner::{ProducerCtx, Workload};
+use crate::runner::{ProducerCtx, SetUp, Workload};
 
 /// Debug address registers of an x86 CPU: the most breakpoints a task can hold.
 pub const SLOTS: u64 = 4;
@@ -181,8 +182,9 @@ fn wait_until_done(done: &AtomicU32) {
 pub static BENCHES: &[&dyn Benchmark] = &[
     &ThreadBench {
         info: Info {
+            channels: &[crate::channels::OPERATIONS],
             figures: &[crate::figures::OPERATIONS],
-            metric: Metric::Ops(PerfFormat {
+            lines: Lines::perf(PerfFormat {
                 collection: "breakpoint",
                 name: "thread",
                 // perf prints the batch count here, though it says threads.
@@ -212,8 +214,9 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     },
     &EnableBench {
         info: Info {
+            channels: &[crate::channels::OPERATIONS],
             figures: &[crate::figures::OPERATIONS],
-            metric: Metric::Ops(PerfFormat {
+            lines: Lines::perf(PerfFormat {
                 collection: "breakpoint",
                 name: "enable",
                 executed: &[
@@ -258,9 +261,9 @@ impl Benchmark for ThreadBench {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let breakpoints = Breakpoints::install(config.params.number(&BREAKPOINTS) as usize)?;
-        Ok(Box::new(ThreadBatches {
+        Ok(SetUp::producers(ThreadBatches {
             _breakpoints: breakpoints,
             threads: config.params.number(&THREADS) as usize,
         }))
@@ -342,11 +345,11 @@ impl Benchmark for EnableBench {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         // The producer opens its own breakpoint; try one here so that a kernel
         // or CPU without them is told before anything runs.
         drop(Breakpoints::install(1)?);
-        Ok(Box::new(Toggle {
+        Ok(SetUp::producers(Toggle {
             passive: config.params.number(&PASSIVE) as usize,
             active: config.params.number(&ACTIVE) as usize,
         }))

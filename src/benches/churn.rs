@@ -17,10 +17,11 @@ use super::{attach, Benchmark, Info};
 use crate::attach::sites;
 use crate::bpf::skel::attach::AttachSkel;
 use crate::bpf::{self, Needs};
+use crate::channels::Readings;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::runner::cycles::ChurnCycle;
-use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
+use crate::runner::{ConsumerCtx, Facts, ProducerCtx, SetUp, Workload};
 use crate::targets::SELF_EXE;
 
 /// The site the producers hit; the churners take the others.
@@ -60,7 +61,7 @@ impl Benchmark for ChurnBench {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let exe = Path::new(SELF_EXE);
         // Site 0 is hit; the churners take the other sites in turn.
         let offsets = sites::offsets(exe, 0..sites::SITE_COUNT)?;
@@ -75,7 +76,7 @@ impl Benchmark for ChurnBench {
             next_cycle: AtomicU64::new(0),
         };
         churn.hit_link = Some(churn.attach_site(HIT_SITE)?);
-        Ok(Box::new(churn))
+        Ok(SetUp::producers(churn))
     }
 }
 
@@ -176,17 +177,20 @@ impl Workload for Churn {
         Ok(())
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
+    fn read(&self, _ops: u64) -> Readings {
+        // A failed read of the site's hits is unknown, not zero.
         let hits = match (self.hits.lock(), self.site_hits(HIT_SITE)) {
-            (Ok(mut hits), Ok(now)) => hits.update(now),
-            (Ok(hits), Err(_)) => hits.total,
-            (Err(_), _) => 0,
+            (Ok(mut hits), Ok(now)) => Some(hits.update(now)),
+            _ => None,
         };
-        Counts { hits, drops: 0 }
+        vec![hits]
     }
 
-    fn churn(&self) -> Option<(usize, Vec<ChurnCycle>)> {
+    fn facts(&self) -> Facts {
         let cycles = self.cycles.lock().map(|c| c.clone()).unwrap_or_default();
-        Some((self.churners, cycles))
+        Facts {
+            churn: Some((self.churners, cycles)),
+            ..Facts::default()
+        }
     }
 }

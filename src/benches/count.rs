@@ -5,9 +5,10 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::{Benchmark, Info};
+use crate::channels::Readings;
 use crate::config::RunConfig;
 use crate::error::Result;
-use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::runner::{ProducerCtx, SetUp, Workload};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &Count {
@@ -48,9 +49,9 @@ impl Benchmark for Count {
         &self.info
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let lines = if self.shared { 1 } else { config.producers };
-        Ok(Box::new(Counters(
+        Ok(SetUp::producers(Counters(
             (0..lines.max(1)).map(|_| Line::default()).collect(),
         )))
     }
@@ -67,10 +68,7 @@ impl Workload for Counters {
         Ok(())
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
-        Counts {
-            hits: self.0.iter().map(|line| line.0.load(Relaxed)).sum(),
-            drops: 0,
-        }
+    fn read(&self, _ops: u64) -> Readings {
+        vec![Some(self.0.iter().map(|line| line.0.load(Relaxed)).sum())]
     }
 }

@@ -10,10 +10,11 @@ use libbpf_rs::ProgramInput;
 use super::{Benchmark, Info};
 use crate::bpf::skel::crypto::{CryptoSkel, CryptoSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::Readings;
 use crate::config::{BenchOption, NumberOption, RunConfig, TextOption};
 use crate::error::{Error, Result};
 use crate::kernel;
-use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::runner::{ProducerCtx, SetUp, Workload};
 
 /// The packet's length; the buffer it is written into holds 256 bytes.
 pub const CRYPTO_LEN: NumberOption = NumberOption {
@@ -129,7 +130,7 @@ impl Benchmark for Crypto {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let len = config.params.number(&CRYPTO_LEN);
         let cipher = config.params.text(&CRYPTO_CIPHER);
         let mut storage = bpf::ObjectStorage::new();
@@ -185,7 +186,7 @@ impl Benchmark for Crypto {
         // the workload beside the counters, dropped after them.
         let hits =
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        Ok(Box::new(CryptoWorkload {
+        Ok(SetUp::producers(CryptoWorkload {
             hits,
             program: self.program,
             packet,
@@ -287,8 +288,8 @@ impl Workload for CryptoWorkload {
         })
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
-        self.hits.counts()
+    fn read(&self, _ops: u64) -> Readings {
+        self.hits.readings()
     }
 }
 

@@ -8,23 +8,22 @@
 //! bodies on the resizable hash map (BPF_MAP_TYPE_RHASH), where the kernel
 //! has it. Each body runs from the trigger [`helper_trigger`] chooses.
 
-use std::os::unix::ffi::OsStrExt;
-use std::sync::OnceLock;
-
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{libbpf_sys, AsRawLibbpf, MapCore, MapFlags};
+use libbpf_rs::{MapCore, MapFlags};
 
 use super::helper_trigger::{self, Body, HelperWorkload};
 use super::helpers::{BPF_LOOP, NR_LOOPS};
-use super::{Benchmark, Info, Metric, PerCpuLines};
+use super::rhash;
+use super::{Benchmark, Info};
 use crate::bpf::skel::hashmap::{HashmapSkel, HashmapSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::Readings;
+use crate::channels::{Channel, Final, HITS};
 use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
-use crate::figures::{self, Better, Figure};
-use crate::kernel;
-use crate::runner::{Counts, ProducerCtx, Workload};
-use crate::trigger_path::{TriggerPath, TriggerUsed};
+use crate::figures::{self, Agg, Better, Figure, Show, Value};
+use crate::lines::{self, Line, Lines, Num, Piece, Style};
+use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
 
 /// Updates per trigger of the full map (the kernel runner's MAX_LOOP_NUM).
 pub const FULL_UPDATES_PER_TRIGGER: u64 = 10_000;
@@ -34,13 +33,9 @@ const FULL_ENTRIES: u32 = 1000;
 const MAX_KEY_SIZE: u64 = 1024;
 /// NR_CPUS and NR_SLOTS in `bpf/hashmap.bpf.c`: the CPUs whose times the
 /// bodies keep, and the last triggers' times kept per CPU.
+#[cfg(test)]
 const NR_CPUS: usize = 256;
 const NR_SLOTS: usize = 32;
-/// BPF_F_NO_PREALLOC: the resizable map allocates its elements on demand,
-/// and refuses to be created without the flag.
-const NO_PREALLOC: u32 = 1;
-/// The kernel's name of the resizable hash map type, in its BTF.
-const RHASH: &str = "BPF_MAP_TYPE_RHASH";
 
 pub const KEY_SIZE: NumberOption = NumberOption {
     long: "key_size",
@@ -95,30 +90,77 @@ static LOOKUP_OPTIONS: [BenchOption; 5] = [
     BenchOption::Number(LOOKUP_NR_LOOPS),
 ];
 
-/// What the run keeps (`Workload::figures`), by name.
-pub const KEPT_UPDATES: &str = "updates_per_sec";
-pub const KEPT_LOOKUPS: &str = "lookups_per_sec";
-pub const KEPT_NS_PER_LOOKUP: &str = "ns_per_lookup";
+/// Full updates per second inside BPF, per CPU (of its last trigger) and
+/// their mean over CPUs: the kernel runner's per-CPU `hash_map_full_perf`.
+const CPU_UPDATES: Channel = Channel::once_per_cpu(
+    "cpu updates",
+    "updates/s",
+    "a CPU's full updates per second, of its last trigger, timed in BPF",
+);
+const UPDATES_MEAN: Channel = Channel::once(
+    "updates_per_sec",
+    "updates/s",
+    "the CPUs' full updates per second, their mean",
+);
+/// Lookups per second of a trigger's loops, timed inside BPF: each CPU's
+/// mean over its last 32 triggers, twice their sd, how many, their mean
+/// time (the kernel runner's per-CPU `lookup X M events/sec`).
+const CPU_LOOKUPS: Channel = Channel::once_per_cpu(
+    "cpu lookups",
+    "lookups/s",
+    "a CPU's lookups per second, the mean over its kept triggers, timed in BPF",
+);
+const CPU_LOOKUPS_2SD: Channel = Channel::once_per_cpu(
+    "cpu lookups_2sd",
+    "lookups/s",
+    "twice the sd of a CPU's lookups per second over its kept triggers",
+);
+const CPU_SAMPLES: Channel = Channel::once_per_cpu(
+    "cpu samples",
+    "triggers",
+    "the triggers a CPU kept the time of",
+);
+const CPU_MS: Channel = Channel::once_per_cpu(
+    "cpu ms",
+    "ms",
+    "the mean time of a CPU's kept triggers, whole ms",
+);
+const LOOKUPS_MEAN: Channel = Channel::once(
+    "lookups_per_sec",
+    "lookups/s",
+    "the CPUs' lookups per second, their mean",
+);
+const NS_PER_LOOKUP_ALL: Channel = Channel::once(
+    "ns_per_lookup",
+    "ns/lookup",
+    "the kept triggers' time over their lookups",
+);
 
-/// Full updates per second inside BPF: each CPU's last trigger's updates
-/// over their time, the mean over CPUs (the kernel runner's per-CPU
-/// `hash_map_full_perf`).
+const FULL_UPDATE_CHANNELS: [Channel; 3] = [HITS, CPU_UPDATES, UPDATES_MEAN];
+const LOOKUP_CHANNELS: [Channel; 7] = [
+    HITS,
+    CPU_LOOKUPS,
+    CPU_LOOKUPS_2SD,
+    CPU_SAMPLES,
+    CPU_MS,
+    LOOKUPS_MEAN,
+    NS_PER_LOOKUP_ALL,
+];
+
+/// Full updates per second inside BPF, the mean over CPUs.
 pub const UPDATES: Figure = Figure {
     name: "full-update",
-    unit: "updates/s (timed in BPF)",
+    unit: "updates/s",
     better: Better::Higher,
-    of_run: |run| figures::kept(run, KEPT_UPDATES),
-    per_second: None,
-    show: figures::rate,
-    show_spread: figures::rate_with_sd,
+    show: Show::Rate,
+    value: Value::OfRun(&Agg::Final(&UPDATES_MEAN)),
 };
-/// Lookups per second of a trigger's loops, timed inside BPF: each CPU's
-/// mean over its last 32 triggers, the mean over CPUs (the kernel runner's
-/// per-CPU `lookup X M events/sec`).
+/// Lookups per second of a trigger's loops, timed inside BPF, the mean
+/// over CPUs.
 pub const LOOKUPS: Figure = Figure {
     name: "lookup",
-    unit: "lookups/s (timed in BPF)",
-    of_run: |run| figures::kept(run, KEPT_LOOKUPS),
+    unit: "lookups/s",
+    value: Value::OfRun(&Agg::Final(&LOOKUPS_MEAN)),
     ..UPDATES
 };
 /// The time of one lookup inside BPF: the kept triggers' mean time over
@@ -127,65 +169,43 @@ pub const NS_PER_LOOKUP: Figure = Figure {
     name: "ns-per-lookup",
     unit: "ns/lookup",
     better: Better::Lower,
-    of_run: |run| figures::kept(run, KEPT_NS_PER_LOOKUP),
-    per_second: None,
-    show: |ns| format!("{ns:.3} ns/lookup"),
-    show_spread: |ns, sd| format!("{ns:.3} \u{b1} {sd:.3} ns/lookup"),
+    show: Show::Decimals(3),
+    value: Value::OfRun(&Agg::Final(&NS_PER_LOOKUP_ALL)),
 };
 
-/// What a per-CPU value the run keeps is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CpuValue {
-    /// Full updates per second (of its last trigger).
-    Updates,
-    /// Lookups per second, mean over its kept triggers.
-    Lookups,
-    /// Twice their standard deviation, as the kernel runner prints it.
-    LookupsSpread,
-    /// How many triggers' times it kept.
-    Samples,
-    /// Their mean time, in ms.
-    Millis,
-}
-
-const CPU_VALUES: [CpuValue; 5] = [
-    CpuValue::Updates,
-    CpuValue::Lookups,
-    CpuValue::LookupsSpread,
-    CpuValue::Samples,
-    CpuValue::Millis,
-];
-
-/// The name a CPU's value is kept under (`cpu03 lookups`): built once for
-/// every CPU the bodies time, so that the names live as long as the process.
-pub fn cpu_key(cpu: usize, value: CpuValue) -> Option<&'static str> {
-    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        (0..NR_CPUS)
-            .flat_map(|cpu| {
-                CPU_VALUES.iter().map(move |v| {
-                    let what = match v {
-                        CpuValue::Updates => "updates",
-                        CpuValue::Lookups => "lookups",
-                        CpuValue::LookupsSpread => "lookups_2sd",
-                        CpuValue::Samples => "samples",
-                        CpuValue::Millis => "ms",
-                    };
-                    format!("cpu{cpu:02} {what}")
-                })
-            })
-            .collect()
-    });
-    let index = CPU_VALUES.iter().position(|v| *v == value)?;
-    names
-        .get(cpu * CPU_VALUES.len() + index)
-        .map(String::as_str)
-}
-
-/// The CPUs whose values can be kept.
-pub const fn timed_cpus() -> usize {
-    NR_CPUS
-}
+/// The kernel runner's per-CPU lines before the summary.
+const FULL_UPDATE_LINES: Lines = Lines {
+    before_summary: &[Line::EachCpu(
+        &CPU_UPDATES,
+        &[
+            Piece::Cpu(Num::whole(0)),
+            Piece::Text(":hash_map_full_perf "),
+            Piece::CpuValue(&CPU_UPDATES, Num::whole(0)),
+            Piece::Text(" events per sec"),
+        ],
+    )],
+    ..lines::HITS
+};
+const MILLIONS: Num = Num::fixed(0, 3).per(1e6);
+const LOOKUP_LINES: Lines = Lines {
+    before_summary: &[Line::EachCpu(
+        &CPU_LOOKUPS,
+        &[
+            Piece::Text("cpu"),
+            Piece::Cpu(Num::whole(0).style(Style::ZeroPadded(2))),
+            Piece::Text(": lookup "),
+            Piece::CpuValue(&CPU_LOOKUPS, MILLIONS),
+            Piece::Text("M \u{b1} "),
+            Piece::CpuValue(&CPU_LOOKUPS_2SD, MILLIONS),
+            Piece::Text("M events/sec (approximated from "),
+            Piece::CpuValue(&CPU_SAMPLES, Num::whole(0)),
+            Piece::Text(" samples of ~"),
+            Piece::CpuValue(&CPU_MS, Num::whole(0)),
+            Piece::Text("ms)"),
+        ],
+    )],
+    ..lines::HITS
+};
 
 /// Which hash map a benchmark runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,16 +238,16 @@ const fn hashmap(
         .untimed("one operation is one trigger, whose time is thousands of map operations")
         .needs(Needs::Link);
     let info = match work {
-        Work::FullUpdate => Info {
-            metric: Metric::PerCpu(PerCpuLines::FullUpdate),
-            figures: &[figures::HITS, UPDATES],
-            ..base
-        },
-        Work::Lookup => Info {
-            metric: Metric::PerCpu(PerCpuLines::Lookup),
-            figures: &[figures::HITS, LOOKUPS, NS_PER_LOOKUP],
-            ..base.options(&LOOKUP_OPTIONS)
-        },
+        Work::FullUpdate => base.declares(
+            &FULL_UPDATE_CHANNELS,
+            &[figures::HITS, UPDATES],
+            FULL_UPDATE_LINES,
+        ),
+        Work::Lookup => base.options(&LOOKUP_OPTIONS).declares(
+            &LOOKUP_CHANNELS,
+            &[figures::HITS, LOOKUPS, NS_PER_LOOKUP],
+            LOOKUP_LINES,
+        ),
     };
     Hashmap { info, work, map }
 }
@@ -260,49 +280,6 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         MapKind::Resizable,
     ),
 ];
-
-/// The resizable hash map's type number in the running kernel (from its
-/// BTF), or why it has none.
-pub(super) fn resizable_map_type() -> Result<u32> {
-    let lacks = || {
-        // Which release first has it is not checked here: the kernel's own
-        // list of map types is what decides.
-        Error::unsupported(format!(
-            "this kernel has no resizable hash map (BPF_MAP_TYPE_RHASH is not among its map \
-             types; this is {})",
-            kernel::release()
-        ))
-    };
-    let btf = libbpf_rs::btf::Btf::from_vmlinux().map_err(|e| {
-        Error::unsupported(format!(
-            "cannot read the kernel's BTF to find BPF_MAP_TYPE_RHASH: {e}"
-        ))
-    })?;
-    let types = btf
-        .type_by_name::<libbpf_rs::btf::types::Enum<'_>>("bpf_map_type")
-        .ok_or_else(lacks)?;
-    let value = types
-        .iter()
-        .find(|member| member.name.map(OsStrExt::as_bytes) == Some(RHASH.as_bytes()))
-        .and_then(|member| u32::try_from(member.value).ok());
-    value.ok_or_else(lacks)
-}
-
-/// Makes an open map the resizable hash map, of type number `map_type`
-/// ([`resizable_map_type`]), which allocates its elements on demand.
-pub(super) fn make_resizable(
-    map: &mut libbpf_rs::OpenMapMut<'_>,
-    map_type: u32,
-) -> std::result::Result<(), libbpf_rs::Error> {
-    // SAFETY: the map is the open object's, not yet loaded; libbpf only
-    // records the type.
-    let rc = unsafe { libbpf_sys::bpf_map__set_type(map.as_libbpf_object().as_ptr(), map_type) };
-    if rc != 0 {
-        return Err(libbpf_rs::Error::from_raw_os_error(-rc));
-    }
-    let flags = map.map_flags() | NO_PREALLOC;
-    map.set_map_flags(flags)
-}
 
 /// The lookup options as set-up uses them.
 #[derive(Clone, Copy, Debug)]
@@ -376,10 +353,10 @@ impl Benchmark for Hashmap {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let rhash = match self.map {
             MapKind::Hash => None,
-            MapKind::Resizable => Some(resizable_map_type()?),
+            MapKind::Resizable => Some(rhash::map_type()?),
         };
         let lookup = (self.work == Work::Lookup).then(|| Lookup::of(config));
         let body = Body {
@@ -387,7 +364,7 @@ impl Benchmark for Hashmap {
                 Work::FullUpdate => "full_update",
                 Work::Lookup => "lookup",
             },
-            upstream: TriggerPath::FentryGetpgid,
+            upstream: helper_trigger::FENTRY_GETPGID,
             ops_per_trigger: lookup.map_or(FULL_UPDATES_PER_TRIGGER, |l| l.per_trigger()),
             calls: &[BPF_LOOP],
         };
@@ -412,7 +389,7 @@ impl Benchmark for Hashmap {
                 used_map.set_map_flags(lookup.map_flags)?;
             }
             if let Some(map_type) = rhash {
-                make_resizable(used_map, map_type)?;
+                rhash::make_resizable(used_map, map_type)?;
             }
             for mut prog in open.open_object_mut().progs_mut() {
                 if prog.name() == program {
@@ -436,11 +413,12 @@ impl Benchmark for Hashmap {
         // the workload beside the counters, dropped after them.
         let hits =
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        Ok(Box::new(HashmapWorkload {
-            inner: HelperWorkload::new(skel, link, hits, used, body),
+        let workload = HashmapWorkload {
+            inner: HelperWorkload::new(skel, link, hits, body),
             work: self.work,
             per_trigger: body.ops_per_trigger,
-        }))
+        };
+        Ok(SetUp::producers(workload).from_trigger(used))
     }
 }
 
@@ -492,39 +470,38 @@ impl Workload for HashmapWorkload {
         self.inner.produce(ctx)
     }
 
-    fn measure(&self, ops: u64) -> Counts {
-        self.inner.measure(ops)
+    fn read(&self, ops: u64) -> Readings {
+        self.inner.read(ops)
     }
 
-    fn trigger(&self) -> Option<TriggerUsed> {
-        self.inner.trigger()
-    }
-
-    fn figures(&self) -> Vec<(&'static str, f64)> {
-        let Some(bss) = self.inner.skel().maps.bss_data.as_deref() else {
-            return Vec::new();
+    fn facts(&self) -> Facts {
+        let finals = match self.inner.skel().maps.bss_data.as_deref() {
+            None => Vec::new(),
+            Some(bss) => match self.work {
+                Work::FullUpdate => full_update_finals(&bss.full_time, self.per_trigger),
+                Work::Lookup => lookup_finals(&bss.times, self.per_trigger),
+            },
         };
-        match self.work {
-            Work::FullUpdate => full_update_figures(&bss.full_time, self.per_trigger),
-            Work::Lookup => lookup_figures(&bss.times, self.per_trigger),
+        Facts {
+            finals,
+            ..Facts::default()
         }
     }
 }
 
 /// Each CPU's updates per second (of its last trigger), and their mean.
-fn full_update_figures(times: &[u64], per_trigger: u64) -> Vec<(&'static str, f64)> {
+fn full_update_finals(times: &[u64], per_trigger: u64) -> Vec<Final> {
     let mut kept = Vec::new();
     let mut rates = Vec::new();
     for (cpu, &ns) in times.iter().enumerate().filter(|(_, ns)| **ns > 0) {
         // Whole events, as the kernel runner divides.
         let rate = (per_trigger * 1_000_000_000 / ns) as f64;
-        rates.extend(cpu_key(cpu, CpuValue::Updates).map(|key| {
-            kept.push((key, rate));
-            rate
-        }));
+        kept.push(Final::of_cpu(&CPU_UPDATES, cpu as u32, rate));
+        rates.push(rate);
     }
     if !rates.is_empty() {
-        kept.push((KEPT_UPDATES, rates.iter().sum::<f64>() / rates.len() as f64));
+        let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+        kept.push(Final::of(&UPDATES_MEAN, mean));
     }
     kept
 }
@@ -532,7 +509,7 @@ fn full_update_figures(times: &[u64], per_trigger: u64) -> Vec<(&'static str, f6
 /// Each CPU's lookups per second over its kept triggers (mean, twice the
 /// standard deviation, how many, their mean time), the mean over CPUs, and
 /// the time per lookup over every kept trigger.
-fn lookup_figures(times: &[[u64; NR_SLOTS]], per_trigger: u64) -> Vec<(&'static str, f64)> {
+fn lookup_finals(times: &[[u64; NR_SLOTS]], per_trigger: u64) -> Vec<Final> {
     let mut kept = Vec::new();
     let mut means = Vec::new();
     let (mut total_ns, mut triggers) = (0u64, 0u64);
@@ -542,26 +519,24 @@ fn lookup_figures(times: &[[u64; NR_SLOTS]], per_trigger: u64) -> Vec<(&'static 
         let Some(stats) = CpuLookups::of(&timed, per_trigger) else {
             continue;
         };
-        let keys = CPU_VALUES[1..].iter().map(|v| cpu_key(cpu, *v));
-        let values = [
-            stats.mean * 1e6,
-            stats.spread * 1e6,
-            timed.len() as f64,
-            stats.mean_ms as f64,
-        ];
-        for (key, value) in keys.zip(values) {
-            kept.extend(key.map(|key| (key, value)));
-        }
+        let cpu_id = cpu as u32;
+        kept.extend([
+            Final::of_cpu(&CPU_LOOKUPS, cpu_id, stats.mean * 1e6),
+            Final::of_cpu(&CPU_LOOKUPS_2SD, cpu_id, stats.spread * 1e6),
+            Final::of_cpu(&CPU_SAMPLES, cpu_id, timed.len() as f64),
+            Final::of_cpu(&CPU_MS, cpu_id, stats.mean_ms as f64),
+        ]);
         means.push(stats.mean * 1e6);
         total_ns += timed.iter().sum::<u64>();
         triggers += timed.len() as u64;
     }
     if !means.is_empty() {
-        kept.push((KEPT_LOOKUPS, means.iter().sum::<f64>() / means.len() as f64));
+        let mean = means.iter().sum::<f64>() / means.len() as f64;
+        kept.push(Final::of(&LOOKUPS_MEAN, mean));
     }
     if triggers > 0 && per_trigger > 0 {
         let ns = total_ns as f64 / (triggers * per_trigger) as f64;
-        kept.push((KEPT_NS_PER_LOOKUP, ns));
+        kept.push(Final::of(&NS_PER_LOOKUP_ALL, ns));
     }
     kept
 }
@@ -610,6 +585,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn per_cpu_lines_are_the_kernel_runners() {
+        let full = [
+            ("cpu updates", Some(12), 2e6),
+            ("cpu updates", Some(3), 1e6),
+            ("updates_per_sec", None, 1.5e6),
+        ];
+        let lines = crate::report::lines::testing::summary_with(
+            "bpf-hashmap-full-update",
+            &[[1u64]],
+            1,
+            &full,
+        );
+        assert_eq!(
+            lines[..2],
+            [
+                "3:hash_map_full_perf 1000000 events per sec",
+                "12:hash_map_full_perf 2000000 events per sec"
+            ]
+        );
+        let lookup = [
+            ("cpu lookups", Some(1), 45e6),
+            ("cpu lookups_2sd", Some(1), 14.142_135_6e6),
+            ("cpu samples", Some(1), 2.0),
+            ("cpu ms", Some(1), 22.0),
+        ];
+        let lines = crate::report::lines::testing::summary_with(
+            "bpf-hashmap-lookup",
+            &[[1u64]],
+            1,
+            &lookup,
+        );
+        assert_eq!(
+            lines[0],
+            "cpu01: lookup 45.000M \u{b1} 14.142M events/sec (approximated from 2 samples of ~22ms)"
+        );
+    }
+
+    #[test]
     fn a_cpus_lookups_are_summed_up_as_the_kernel_runner_does() {
         // 1M lookups in 20 ms and in 25 ms: 50 and 40 M/s.
         let stats = CpuLookups::of(&[20_000_000, 25_000_000], 1_000_000).unwrap();
@@ -626,21 +639,27 @@ mod tests {
         times[1][0] = 10_000_000;
         times[1][1] = 10_000_000;
         times[1][3] = 1;
-        let kept = lookup_figures(&times, 1_000_000);
-        let get = |name: &str| kept.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-        assert_eq!(get("cpu01 samples"), Some(2.0));
-        assert_eq!(get("cpu01 lookups"), Some(100e6));
-        assert_eq!(get(KEPT_LOOKUPS), Some(100e6));
-        assert_eq!(get(KEPT_NS_PER_LOOKUP), Some(10.0));
-        assert_eq!(get("cpu00 samples"), None);
+        let kept = lookup_finals(&times, 1_000_000);
+        let get = |channel: &Channel, cpu: Option<u32>| {
+            let found = kept.iter().find(|f| f.channel == channel && f.cpu == cpu);
+            found.map(|f| f.value)
+        };
+        assert_eq!(get(&CPU_SAMPLES, Some(1)), Some(2.0));
+        assert_eq!(get(&CPU_LOOKUPS, Some(1)), Some(100e6));
+        assert_eq!(get(&LOOKUPS_MEAN, None), Some(100e6));
+        assert_eq!(get(&NS_PER_LOOKUP_ALL, None), Some(10.0));
+        assert_eq!(get(&CPU_SAMPLES, Some(0)), None);
     }
 
     #[test]
     fn full_updates_are_whole_events_per_cpu() {
-        let kept = full_update_figures(&[0, 3_000_000, 0], 10_000);
+        let kept = full_update_finals(&[0, 3_000_000, 0], 10_000);
         assert_eq!(
             kept,
-            [("cpu01 updates", 3_333_333.0), (KEPT_UPDATES, 3_333_333.0)]
+            [
+                Final::of_cpu(&CPU_UPDATES, 1, 3_333_333.0),
+                Final::of(&UPDATES_MEAN, 3_333_333.0)
+            ]
         );
     }
 }

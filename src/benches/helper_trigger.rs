@@ -13,11 +13,38 @@
 use libbpf_rs::skel::Skel;
 use libbpf_rs::{Link, ProgramInput};
 
-use crate::bpf::{self, HitCounters};
+use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::Readings;
 use crate::error::{Error, Result};
 use crate::kernel;
-use crate::runner::{Counts, ProducerCtx, Workload};
-use crate::trigger_path::{TriggerPath, TriggerUsed};
+use crate::runner::{ProducerCtx, Workload};
+use crate::trigger_path::{Trigger, TriggerUsed};
+
+/// Upstream's trigger of most helper and map benchmarks: fentry on the
+/// getpgid system call.
+pub const FENTRY_GETPGID: Trigger = Trigger {
+    name: "fentry-getpgid",
+    words: "fentry on getpgid",
+    needs: Needs::Link,
+    fallback: false,
+};
+
+/// Upstream's trigger of htab-mem and strncmp: the getpgid tracepoint.
+pub const TP_GETPGID: Trigger = Trigger {
+    name: "tp-getpgid",
+    words: "tracepoint syscalls:sys_enter_getpgid",
+    needs: Needs::TracepointEvent,
+    fallback: false,
+};
+
+/// The fallback: the same body in a raw_tp program each producer runs with
+/// BPF_PROG_TEST_RUN.
+pub const RAWTP_TEST_RUN: Trigger = Trigger {
+    name: "rawtp-test-run",
+    words: "raw_tp program run by BPF_PROG_TEST_RUN",
+    needs: Needs::RunProgram,
+    fallback: true,
+};
 
 /// What the producers ask getpgid() for: a pid no task has, so that the
 /// kernel's lookup finds nothing and the call fails with ESRCH. Upstream's
@@ -39,7 +66,7 @@ pub struct Body {
     pub name: &'static str,
     /// Upstream's trigger; the fallback itself for a benchmark that measures
     /// the fallback alone.
-    pub upstream: TriggerPath,
+    pub upstream: Trigger,
     /// What one trigger counts as operations (the body's calls of the
     /// helper: CALLS_PER_TRIGGER for the loops).
     pub ops_per_trigger: u64,
@@ -74,14 +101,14 @@ pub fn lacking(calls: &[KernelFunction]) -> Result<()> {
 
 impl Body {
     /// The program of the body's entry point for `path`.
-    fn program(&self, path: TriggerPath) -> String {
+    fn program(&self, path: Trigger) -> String {
         match path {
-            TriggerPath::FentryGetpgid => format!("count_{}_fentry", self.name),
-            TriggerPath::TpGetpgid => format!("count_{}_tp", self.name),
-            TriggerPath::RawtpTestRun => format!("drive_{}", self.name),
+            FENTRY_GETPGID => format!("count_{}_fentry", self.name),
+            TP_GETPGID => format!("count_{}_tp", self.name),
+            RAWTP_TEST_RUN => format!("drive_{}", self.name),
             // Another family's trigger: no body has an entry for it, and
             // loading the name says so.
-            other => format!("count_{}_{}", self.name, other.name()),
+            other => format!("count_{}_{}", self.name, other.name),
         }
     }
 }
@@ -96,7 +123,7 @@ pub fn load<S: Skel<'static>>(
     lacking(body.calls)?;
     let upstream = body.upstream;
     let refused = match upstream {
-        TriggerPath::RawtpTestRun => None,
+        RAWTP_TEST_RUN => None,
         _ => match attached(body, &mut load) {
             Ok((skel, link)) => {
                 let used = TriggerUsed {
@@ -110,10 +137,10 @@ pub fn load<S: Skel<'static>>(
             Err(err) => return Err(err),
         },
     };
-    let program = body.program(TriggerPath::RawtpTestRun);
+    let program = body.program(RAWTP_TEST_RUN);
     let skel = load(&program).map_err(|e| bpf::load_error(&program, &e))?;
     let used = TriggerUsed {
-        path: TriggerPath::RawtpTestRun,
+        path: RAWTP_TEST_RUN,
         refused,
     };
     Ok((skel, None, used))
@@ -124,7 +151,7 @@ fn attached<S: Skel<'static>>(
     body: &Body,
     load: &mut impl FnMut(&str) -> std::result::Result<bpf::Owned<S>, libbpf_rs::Error>,
 ) -> Result<(bpf::Owned<S>, Link)> {
-    if body.upstream == TriggerPath::TpGetpgid {
+    if body.upstream == TP_GETPGID {
         // The tracepoint's id is read from tracefs.
         kernel::ensure_tracefs().map_err(Error::unsupported)?;
     }
@@ -149,7 +176,6 @@ pub struct HelperWorkload<S> {
     // Fields drop in order: the link detaches before the object is closed.
     link: Option<Link>,
     hits: HitCounters,
-    used: TriggerUsed,
     body: Body,
     skel: bpf::Owned<S>,
 }
@@ -160,13 +186,11 @@ impl<S> HelperWorkload<S> {
         skel: bpf::Owned<S>,
         link: Option<Link>,
         hits: HitCounters,
-        used: TriggerUsed,
         body: Body,
     ) -> HelperWorkload<S> {
         HelperWorkload {
             link,
             hits,
-            used,
             body,
             skel,
         }
@@ -196,7 +220,7 @@ impl<S: Skel<'static> + Sync> Workload for HelperWorkload<S> {
                 Ok(ops)
             });
         }
-        let program = self.body.program(TriggerPath::RawtpTestRun);
+        let program = self.body.program(RAWTP_TEST_RUN);
         let driver = find(&*self.skel, &program)?;
         ctx.try_run(|| {
             // No input, no output: what raw_tp test runs take.
@@ -207,11 +231,7 @@ impl<S: Skel<'static> + Sync> Workload for HelperWorkload<S> {
         })
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
-        self.hits.counts()
-    }
-
-    fn trigger(&self) -> Option<TriggerUsed> {
-        Some(self.used.clone())
+    fn read(&self, _ops: u64) -> Readings {
+        self.hits.readings()
     }
 }

@@ -7,15 +7,17 @@
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
-use super::helper_trigger::{self, Body, HelperWorkload, KernelFunction};
-use super::{Benchmark, Info, Metric};
+use super::helper_trigger::{
+    self, Body, HelperWorkload, KernelFunction, FENTRY_GETPGID, RAWTP_TEST_RUN, TP_GETPGID,
+};
+use super::{Benchmark, Info};
 use crate::bpf::skel::helpers::{HelpersSkel, HelpersSkelBuilder};
-use crate::bpf::{self, HitCounters, Needs};
+use crate::bpf::{self, HitCounters};
 use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::Result;
-use crate::figures::{self, Better, Figure};
-use crate::runner::Workload;
-use crate::trigger_path::TriggerPath;
+use crate::figures::{self, Better, Figure, Show, Value};
+use crate::lines::{self, NS_PER_HIT};
+use crate::runner::SetUp;
 
 /// The body's calls of the helper per trigger (CALLS_PER_TRIGGER in
 /// `bpf/helpers.bpf.c`), as upstream's.
@@ -55,12 +57,10 @@ pub const CMP_STR_LEN: NumberOption = NumberOption {
 /// runner's `latency` of `ops_report_final`, lower is better.
 pub const LATENCY: Figure = Figure {
     name: "latency",
-    unit: "latency ns/op",
+    unit: "ns/op",
     better: Better::Lower,
-    of_run: |run| run.summary()?.latency_ns,
-    per_second: None,
-    show: |ns| format!("{ns:.3} ns/op"),
-    show_spread: |ns, sd| format!("{ns:.3} \u{b1} {sd:.3} ns/op"),
+    show: Show::Decimals(3),
+    value: Value::OfRun(&NS_PER_HIT),
 };
 
 pub const BPF_LOOP: KernelFunction = KernelFunction {
@@ -90,7 +90,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
          one op is one iteration",
         Body {
             name: "bpf_loop",
-            upstream: TriggerPath::FentryGetpgid,
+            upstream: FENTRY_GETPGID,
             ops_per_trigger: CALLS_PER_TRIGGER,
             calls: &[BPF_LOOP],
         },
@@ -102,7 +102,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
          --nr_loops iterations per trigger; one op is one iteration",
         Body {
             name: "bpf_for",
-            upstream: TriggerPath::FentryGetpgid,
+            upstream: FENTRY_GETPGID,
             ops_per_trigger: CALLS_PER_TRIGGER,
             calls: &[BPF_LOOP, BPF_ITER_NUM],
         },
@@ -113,7 +113,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         "compare two --cmp-str-len strings with a byte loop in BPF, once per trigger",
         Body {
             name: "strncmp_no_helper",
-            upstream: TriggerPath::TpGetpgid,
+            upstream: TP_GETPGID,
             ops_per_trigger: 1,
             calls: &[],
         },
@@ -124,7 +124,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         "compare two --cmp-str-len strings with bpf_strncmp(), once per trigger",
         Body {
             name: "strncmp_helper",
-            upstream: TriggerPath::TpGetpgid,
+            upstream: TP_GETPGID,
             ops_per_trigger: 1,
             calls: &[BPF_STRNCMP],
         },
@@ -136,7 +136,7 @@ pub static BENCHES: &[&dyn Benchmark] = &[
          BPF_PROG_TEST_RUN that counts one hit",
         Body {
             name: "base",
-            upstream: TriggerPath::RawtpTestRun,
+            upstream: RAWTP_TEST_RUN,
             ops_per_trigger: 1,
             calls: &[],
         },
@@ -160,21 +160,11 @@ const fn helper(
 ) -> Helper {
     let base = Info::hits(name, description)
         .untimed("one operation is one trigger, whose time is many iterations' or one run's")
-        .needs(match body.upstream {
-            TriggerPath::TpGetpgid => Needs::TracepointEvent,
-            TriggerPath::RawtpTestRun
-            | TriggerPath::SyscallMayGoto
-            | TriggerPath::SyscallBpfLoop => Needs::RunProgram,
-            // fentry, and the program types of other families' triggers.
-            TriggerPath::FentryGetpgid
-            | TriggerPath::LsmSocketPostCreate
-            | TriggerPath::CgroupSockCreate
-            | TriggerPath::TpBtfSchedProcessFork => Needs::Link,
-        });
+        .needs(body.upstream.needs);
     let info = match options {
         Some(options) if body.ops_per_trigger > 1 => Info {
-            metric: Metric::HitOps,
             figures: &[figures::HITS, LATENCY],
+            lines: lines::HIT_OPS,
             ..base.options(options)
         },
         Some(options) => base.options(options),
@@ -188,7 +178,7 @@ impl Benchmark for Helper {
         &self.info
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let strings = self
             .info
             .options
@@ -228,9 +218,8 @@ impl Benchmark for Helper {
         // the workload beside the counters, dropped after them.
         let hits =
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        Ok(Box::new(HelperWorkload::<HelpersSkel<'static>>::new(
-            skel, link, hits, used, self.body,
-        )))
+        let workload = HelperWorkload::<HelpersSkel<'static>>::new(skel, link, hits, self.body);
+        Ok(SetUp::producers(workload).from_trigger(used))
     }
 }
 

@@ -11,6 +11,7 @@
 //! `rhtab-mem` is the same on the resizable hash map, where a kernel has one.
 
 use std::os::fd::{AsFd, AsRawFd};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -18,15 +19,17 @@ use libbpf_rs::Link;
 
 use super::helper_trigger;
 use super::helpers::BPF_LOOP;
-use super::{Benchmark, Info, Metric};
+use super::{Benchmark, Info};
 use crate::bpf::skel::htab_mem::{HtabMemSkel, HtabMemSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::{Channel, Final, Readings, Slot, OPERATIONS};
 use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig, TextOption};
 use crate::error::{Error, Result};
-use crate::figures::{self, Better, Figure};
+use crate::figures::{Agg, Better, Figure, Sec, Show, Value};
 use crate::kernel;
-use crate::runner::{Counts, ProducerCtx, Workload};
-use crate::trigger_path::{TriggerPath, TriggerUsed};
+use crate::lines::{self, Fixed, Line, Lines, Num, Piece};
+use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
+use crate::trigger_path::TriggerUsed;
 
 const MIB: f64 = 1024.0 * 1024.0;
 /// MAX_VALUE_SIZE in `bpf/htab_mem.bpf.c`, upstream's limit.
@@ -104,30 +107,106 @@ impl UseCase {
     }
 }
 
-/// The names the run keeps the map's memory under, in bytes: the mean and
-/// sd of its readings at the measured seconds' ends (a fixed run: the reading
-/// at its end), and the most any reading of the run found.
-pub const KEPT_MEMORY: &str = "memory";
-pub const KEPT_MEMORY_SD: &str = "memory sd";
-pub const KEPT_PEAK: &str = "peak memory";
+/// The map's memory as the kernel accounts it, read at each tick (a fixed
+/// run: at its end).
+const MEMORY_BYTES: Channel = Channel::gauge(
+    "memory",
+    "bytes",
+    "the map's memory: memlock in its /proc/self/fdinfo entry",
+)
+.was(Slot::Drops);
+/// The most memory any reading of the run found, the last one at its end
+/// included.
+const PEAK_BYTES: Channel = Channel::once(
+    "peak memory",
+    "bytes",
+    "the most memory any reading of the map found, warm-up and the run's end included",
+);
+
+const CHANNELS: [Channel; 3] = [OPERATIONS, MEMORY_BYTES, PEAK_BYTES];
+
+const OPS_RATE: Sec = Sec::Rate(&OPERATIONS);
+const PER_PRODUCER: Sec = Sec::Div(&OPS_RATE, &Sec::Producers);
+const MEMORY_MIB: Sec = Sec::Div(&Sec::Value(&MEMORY_BYTES), &Sec::Const(MIB));
+
+/// One producer's operations per second: the kernel runner's per-prod-op,
+/// the headline.
+pub const PER_PROD_OP: Figure = Figure {
+    name: "per-prod-op",
+    unit: "operations/s per producer",
+    better: Better::Higher,
+    show: Show::Rate,
+    value: Value::PerSecond(&PER_PRODUCER),
+};
 
 /// The map's memory over the measured seconds, lower is better.
 pub const MEMORY: Figure = Figure {
     name: "memory",
-    unit: "memory MiB",
+    unit: "MiB",
     better: Better::Lower,
-    of_run: |run| Some(figures::kept(run, KEPT_MEMORY)? / MIB),
-    per_second: None,
-    show: |mib| format!("{mib:.2} MiB"),
-    show_spread: |mib, sd| format!("{mib:.2} \u{b1} {sd:.2} MiB"),
+    show: Show::Decimals(2),
+    value: Value::PerSecond(&MEMORY_MIB),
 };
 
 /// The most memory the map held at any reading of the run.
 pub const PEAK_MEMORY: Figure = Figure {
     name: "peak memory",
-    unit: "peak memory MiB",
-    of_run: |run| Some(figures::kept(run, KEPT_PEAK)? / MIB),
+    value: Value::OfRun(&Agg::Div(&Agg::Final(&PEAK_BYTES), &Agg::Const(MIB))),
     ..MEMORY
+};
+
+const KILO_2: Num = Num::fixed(7, 2).per(1e3);
+const MIB_2: Num = Num::fixed(7, 2).per(MIB);
+
+/// The kernel runner's htab-mem lines (`benchs/bench_htab_mem.c`): ops per
+/// producer in k/s and the map's memory in MiB, each second and in the
+/// Summary that `run_bench_htab_mem.sh` cuts with sed.
+const LINES: Lines = Lines {
+    tick: &[
+        lines::ITER[0],
+        lines::ITER[1],
+        lines::ITER[2],
+        lines::ITER[3],
+        Piece::Text("us): per-prod-op "),
+        Piece::Num(Agg::Mean(&PER_PRODUCER), KILO_2),
+        Piece::Text("k/s, memory usage "),
+        Piece::Num(Agg::Mean(&Sec::Value(&MEMORY_BYTES)), MIB_2),
+        Piece::Text("MiB"),
+    ],
+    summary: &[Line::Always(&[
+        Piece::Text("Summary: per-prod-op "),
+        Piece::Num(Agg::Mean(&PER_PRODUCER), KILO_2),
+        Piece::Text(" \u{b1} "),
+        Piece::Num(Agg::Sd(&PER_PRODUCER), KILO_2),
+        Piece::Text("k/s, memory usage "),
+        Piece::Num(Agg::Mean(&Sec::Value(&MEMORY_BYTES)), MIB_2),
+        Piece::Text(" \u{b1} "),
+        Piece::Num(Agg::Sd(&Sec::Value(&MEMORY_BYTES)), MIB_2),
+        Piece::Text("MiB, peak memory usage "),
+        Piece::Num(Agg::Final(&PEAK_BYTES), MIB_2),
+        Piece::Text("MiB"),
+        Piece::Notes,
+    ])],
+    fixed: Fixed::Runner {
+        counts: &[
+            Line::Always(&[
+                Piece::Text(" "),
+                Piece::Num(Agg::Total(&Sec::Value(&OPERATIONS)), Num::whole(14)),
+                Piece::Text(" hits"),
+            ]),
+            Line::Always(&[
+                Piece::Text(" "),
+                Piece::Num(
+                    Agg::Mean(&Sec::Value(&MEMORY_BYTES)),
+                    Num::fixed(14, 2).per(MIB),
+                ),
+                Piece::Text(" MiB memory usage"),
+            ]),
+        ],
+        after: &[],
+    },
+    operation: "trigger",
+    ..lines::HITS
 };
 
 pub static BENCHES: &[&dyn Benchmark] = &[
@@ -150,14 +229,11 @@ pub static BENCHES: &[&dyn Benchmark] = &[
 ];
 
 const fn info(name: &'static str, description: &'static str) -> Info {
-    Info {
-        metric: Metric::HtabMem,
-        figures: &[figures::HITS, MEMORY, PEAK_MEMORY],
-        ..Info::hits(name, description)
-            .untimed("one operation is a trigger of 64 map updates, made in BPF")
-            .needs(Needs::TracepointEvent)
-            .options(&OPTIONS)
-    }
+    Info::hits(name, description)
+        .untimed("one operation is a trigger of 64 map updates, made in BPF")
+        .needs(Needs::TracepointEvent)
+        .options(&OPTIONS)
+        .declares(&CHANNELS, &[PER_PROD_OP, MEMORY, PEAK_MEMORY], LINES)
 }
 
 struct HtabMem {
@@ -187,9 +263,9 @@ impl Benchmark for HtabMem {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let rhash = match self.resizable {
-            true => Some(super::hashmap::resizable_map_type()?),
+            true => Some(super::rhash::map_type()?),
             false => None,
         };
         let use_case = UseCase::from_name(config.params.text(&USE_CASE))?;
@@ -212,7 +288,7 @@ impl Benchmark for HtabMem {
                 map.set_map_flags(map.map_flags() & !libbpf_rs::libbpf_sys::BPF_F_NO_PREALLOC)?;
             }
             if let Some(map_type) = rhash {
-                super::hashmap::make_resizable(map, map_type)?;
+                super::rhash::make_resizable(map, map_type)?;
             }
             if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
                 rodata.tgid = std::process::id();
@@ -259,13 +335,13 @@ impl Benchmark for HtabMem {
             hits,
             pairs,
             map_fd,
-            memory: Mutex::new(MemoryLog::default()),
+            peak: AtomicU64::new(0),
             _skel: skel,
         };
         // The map must be readable now: a kernel whose fdinfo lacks the
         // figure is refused before the run, not after it.
         map_memory(map_fd)?;
-        Ok(Box::new(workload))
+        Ok(SetUp::producers(workload).from_trigger(TriggerUsed::own(helper_trigger::TP_GETPGID)))
     }
 }
 
@@ -279,51 +355,6 @@ fn map_memory(fd: i32) -> Result<u64> {
         .find_map(|line| line.strip_prefix("memlock:"))
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| Error::runtime(format!("{path} has no memlock line")))
-}
-
-/// The readings of the map's memory so far.
-#[derive(Default)]
-struct MemoryLog {
-    /// Every reading added up: `measure` reports it as cumulative drops,
-    /// so that the runner's difference of two is the later reading.
-    sum: u64,
-    last: u64,
-    peak: u64,
-    /// The measured part of the run is on, and the readings taken in it.
-    measuring: bool,
-    measured: Vec<u64>,
-}
-
-impl MemoryLog {
-    fn add(&mut self, bytes: u64) {
-        self.sum += bytes;
-        self.last = bytes;
-        self.peak = self.peak.max(bytes);
-        if self.measuring {
-            self.measured.push(bytes);
-        }
-    }
-
-    /// The mean and sd (n - 1, as upstream's) of the measured readings, or
-    /// the last reading where none was measured (a fixed run).
-    fn mean_sd(&self) -> (f64, f64) {
-        let n = self.measured.len();
-        if n == 0 {
-            return (self.last as f64, 0.0);
-        }
-        let mean = self.measured.iter().sum::<u64>() as f64 / n as f64;
-        let var = match n {
-            1 => 0.0,
-            _ => {
-                self.measured
-                    .iter()
-                    .map(|&b| (b as f64 - mean).powi(2))
-                    .sum::<f64>()
-                    / (n - 1) as f64
-            }
-        };
-        (mean, var.sqrt())
-    }
 }
 
 /// An adder and a deleter of add_del_on_diff_cpu taking turns: the deleter
@@ -371,7 +402,8 @@ struct HtabMemWorkload {
     hits: HitCounters,
     pairs: Vec<Pair>,
     map_fd: i32,
-    memory: Mutex<MemoryLog>,
+    /// The most memory any reading found.
+    peak: AtomicU64,
     _skel: bpf::Owned<HtabMemSkel<'static>>,
 }
 
@@ -416,44 +448,81 @@ impl Workload for HtabMemWorkload {
         }
     }
 
-    /// The hits the programs counted; as drops, the running sum of the
-    /// map's memory readings, one reading per call.
-    fn measure(&self, _ops: u64) -> Counts {
-        let bytes = map_memory(self.map_fd).unwrap_or(0);
-        let mut log = self.memory.lock().unwrap_or_else(|e| e.into_inner());
-        log.add(bytes);
-        Counts {
-            hits: self.hits.counts().hits,
-            drops: log.sum,
+    /// The operations the programs counted, and the map's memory now (a
+    /// failed read of it is unknown, not zero).
+    fn read(&self, _ops: u64) -> Readings {
+        let memory = map_memory(self.map_fd).ok();
+        if let Some(bytes) = memory {
+            self.peak.fetch_max(bytes, Relaxed);
         }
+        vec![Some(self.hits.total()), memory]
     }
 
-    fn measuring(&self, on: bool) {
-        let mut log = self.memory.lock().unwrap_or_else(|e| e.into_inner());
-        if on {
-            log.measured.clear();
-        }
-        log.measuring = on;
-    }
-
-    fn figures(&self) -> Vec<(&'static str, f64)> {
-        let mut log = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+    fn facts(&self) -> Facts {
         // The end of the run may hold more than its last second did.
         if let Ok(now) = map_memory(self.map_fd) {
-            log.peak = log.peak.max(now);
+            self.peak.fetch_max(now, Relaxed);
         }
-        let (mean, sd) = log.mean_sd();
-        vec![
-            (KEPT_MEMORY, mean),
-            (KEPT_MEMORY_SD, sd),
-            (KEPT_PEAK, log.peak as f64),
-        ]
+        Facts {
+            finals: vec![Final::of(&PEAK_BYTES, self.peak.load(Relaxed) as f64)],
+            ..Facts::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MIB;
+    use crate::report::lines::testing;
+
+    /// The kernel runner's lines; the memory is each second's reading (a
+    /// gauge, never divided by the second's length), the peak the run's.
+    #[test]
+    fn lines_are_the_kernel_runners() {
+        let bench = "htab-mem";
+        let half = 3 * 1024 * 1024 / 2;
+        assert_eq!(
+            testing::tick(bench, &[246_900, half], 2),
+            "Iter   3 ( 12.345us): per-prod-op  123.45k/s, memory usage    1.50MiB"
+        );
+        let seconds = [[246_900 - 2_460, half], [246_900 + 2_460, half]];
+        let peak = [("peak memory", None, 2.0 * MIB)];
+        let line = testing::summary_with(bench, &seconds, 2, &peak);
+        assert_eq!(
+            line,
+            [
+                "Summary: per-prod-op  123.45 \u{b1}    1.74k/s, memory usage    1.50 \u{b1}    \
+              0.00MiB, peak memory usage    2.00MiB"
+            ]
+        );
+        // What upstream's run_common.sh cuts: the per-prod-op figure.
+        let cut = line[0].split('(').next().unwrap_or("");
+        let fields: Vec<&str> = cut.split(' ').skip(2).collect();
+        assert!(fields.join(" ").starts_with(" 123.45 \u{b1}"), "{cut}");
+        // A gauge is not a rate: 656,400 bytes read a second late is 656,400.
+        let run = testing::run_with(bench, &[[1, 656_400], [1, 656_400]], 1, &peak);
+        assert_eq!(run.figure("memory"), Some(656_400.0 / MIB));
+        assert_eq!(run.figure("peak memory"), Some(2.0));
     }
 
-    fn trigger(&self) -> Option<TriggerUsed> {
-        Some(TriggerUsed {
-            path: TriggerPath::TpGetpgid,
-            refused: None,
-        })
+    #[test]
+    fn a_fixed_run_shows_memory_instead_of_drops() {
+        let lines = testing::fixed("htab-mem", &[10, 1024 * 1024], 1);
+        assert!(
+            lines.contains(&"             10 hits".to_string()),
+            "{lines:?}"
+        );
+        assert!(
+            lines.contains(&"           1.00 MiB memory usage".to_string()),
+            "{lines:?}"
+        );
+        assert!(!lines.iter().any(|l| l.ends_with("drops")), "{lines:?}");
+    }
+
+    /// Its headline is what its runs print: one producer's operations.
+    #[test]
+    fn the_headline_is_per_producer() {
+        let run = testing::run("htab-mem", &[[125_524, 1]], 2);
+        assert_eq!(run.figure("per-prod-op"), Some(62_762.0));
     }
 }

@@ -18,14 +18,15 @@ use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, MapHandle, MapType};
 
 use super::helper_trigger::{self, Body, HelperWorkload, KernelFunction};
 use super::helpers::BPF_LOOP;
-use super::{Benchmark, Info, Metric};
+use super::{Benchmark, Info};
 use crate::bpf::skel::local_storage::{LocalStorageSkel, LocalStorageSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::{Channel, Readings, Slot, HITS};
 use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
-use crate::figures::{self, Better, Figure};
-use crate::runner::{Counts, ProducerCtx, Workload};
-use crate::trigger_path::{TriggerPath, TriggerUsed};
+use crate::figures::{self, Agg, Figure, Sec, Value};
+use crate::lines::{self, mega, Fixed, Line, Lines, Num, Piece, NS_PER_HIT};
+use crate::runner::{ProducerCtx, SetUp, Workload};
 
 /// MAX_NR_MAPS in `bpf/local_storage.bpf.c`: the arrays of maps' size.
 const MAX_NR_MAPS: u64 = 1000;
@@ -58,19 +59,77 @@ pub const HASHMAP_NR_KEYS_USED: NumberOption = NumberOption {
     why_max: "each hash map holds 4194304 keys",
 };
 
+/// Every storage lookup is a hit; a lookup of map 0 is an important one too.
+const LOOKUPS: Channel = Channel {
+    unit: "lookups",
+    about: "storage lookups",
+    ..HITS
+};
+const IMPORTANT: Channel = Channel::counter(
+    "important_hits",
+    "lookups",
+    "lookups of map 0, the important one (counted among the hits too)",
+)
+.was(Slot::Drops);
+const CHANNELS: [Channel; 2] = [LOOKUPS, IMPORTANT];
+const IMPORTANT_RATE: Sec = Sec::Rate(&IMPORTANT);
+const HITS_RATE: Sec = Sec::Rate(&LOOKUPS);
+
+/// Lookups per second: upstream's hits.
+const HITS_FIGURE: Figure = Figure {
+    unit: "lookups/s",
+    ..figures::HITS
+};
+
 /// Lookups of map 0 per second: upstream's `important_hits`, a rate as hits
-/// are. It travels in the run's second counter (the samples' `drops`).
+/// are.
 pub const IMPORTANT_HITS: Figure = Figure {
     name: "important_hits",
-    unit: "important hits",
-    better: Better::Higher,
-    of_run: |run| match run.fixed() {
-        Some(fixed) => (fixed.elapsed_ns > 0)
-            .then(|| fixed.counts.drops as f64 * 1e9 / fixed.elapsed_ns as f64),
-        None => Some(run.summary()?.drops.mean),
+    value: Value::PerSecond(&IMPORTANT_RATE),
+    ..HITS_FIGURE
+};
+
+/// The kernel runner's `local_storage_report_progress` and
+/// `local_storage_report_final`: hits throughput and latency, important
+/// hits throughput (the fields run_common.sh's `local_storage` cuts).
+const LINES: Lines = Lines {
+    tick: &[
+        lines::ITER[0],
+        lines::ITER[1],
+        lines::ITER[2],
+        lines::ITER[3],
+        Piece::Text("us): hits "),
+        Piece::Num(Agg::Mean(&HITS_RATE), mega(8)),
+        Piece::Text("M/s important_hits "),
+        Piece::Num(Agg::Mean(&IMPORTANT_RATE), mega(8)),
+        Piece::Text("M/s"),
+    ],
+    summary: &[Line::Always(&[
+        Piece::Text("Summary: hits throughput "),
+        Piece::Num(Agg::Mean(&HITS_RATE), mega(8)),
+        Piece::Text(" \u{b1} "),
+        Piece::Num(Agg::Sd(&HITS_RATE), mega(5)),
+        Piece::Text(" M ops/s, hits latency "),
+        Piece::Num(NS_PER_HIT, Num::fixed(8, 3)),
+        Piece::Text(" ns/op, important_hits throughput "),
+        Piece::Num(Agg::Mean(&IMPORTANT_RATE), mega(8)),
+        Piece::Text(" \u{b1} "),
+        Piece::Num(Agg::Sd(&IMPORTANT_RATE), mega(5)),
+        Piece::Text(" M ops/s"),
+        Piece::Notes,
+    ])],
+    fixed: Fixed::Runner {
+        counts: &[
+            lines::HITS_COUNTS[0],
+            Line::Always(&[
+                Piece::Text(" "),
+                Piece::Num(Agg::Total(&Sec::Value(&IMPORTANT)), Num::whole(14)),
+                Piece::Text(" important_hits"),
+            ]),
+        ],
+        after: &[],
     },
-    per_second: Some(crate::stats::Sample::drops_per_sec),
-    ..figures::HITS
+    ..lines::HITS
 };
 
 const BPF_TASK_STORAGE_GET: KernelFunction = KernelFunction {
@@ -87,7 +146,7 @@ const BPF_GET_CURRENT_TASK_BTF: KernelFunction = KernelFunction {
 /// The one body: `body_local_storage()`, configured before load.
 const BODY: Body = Body {
     name: "local_storage",
-    upstream: TriggerPath::FentryGetpgid,
+    upstream: helper_trigger::FENTRY_GETPGID,
     ops_per_trigger: ROUNDS_PER_TRIGGER,
     calls: &[BPF_LOOP, BPF_TASK_STORAGE_GET, BPF_GET_CURRENT_TASK_BTF],
 };
@@ -147,14 +206,11 @@ const fn local_storage(
     description: &'static str,
     lookups: Lookups,
 ) -> LocalStorage {
-    let info = Info {
-        metric: Metric::LocalStorage,
-        figures: &[figures::HITS, IMPORTANT_HITS],
-        ..Info::hits(name, description)
-            .untimed("one operation is one trigger of 10000 rounds of lookups")
-            .needs(Needs::Link)
-            .options(&OPTIONS)
-    };
+    let info = Info::hits(name, description)
+        .untimed("one operation is one trigger of 10000 rounds of lookups")
+        .needs(Needs::Link)
+        .options(&OPTIONS)
+        .declares(&CHANNELS, &[HITS_FIGURE, IMPORTANT_HITS], LINES);
     LocalStorage { info, lookups }
 }
 
@@ -173,7 +229,7 @@ impl Benchmark for LocalStorage {
         self.check_memory(config.params.number(&NR_MAPS))
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let nr_maps = config.params.number(&NR_MAPS);
         // Also here: set-up may come by a path that skipped validation.
         self.check_memory(nr_maps)?;
@@ -183,7 +239,7 @@ impl Benchmark for LocalStorage {
 
     /// The probe asks only whether the kernel takes the program and its
     /// maps: one inner map, left empty, will tell.
-    fn setup_to_probe(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup_to_probe(&self, config: &RunConfig) -> Result<SetUp> {
         let nr_keys = config.params.number(&HASHMAP_NR_KEYS_USED) as u32;
         self.load(1, nr_keys, Fill::Nothing)
     }
@@ -211,7 +267,7 @@ impl LocalStorage {
         }
     }
 
-    fn load(&self, nr_maps: u32, nr_keys: u32, fill: Fill) -> Result<Box<dyn Workload>> {
+    fn load(&self, nr_maps: u32, nr_keys: u32, fill: Fill) -> Result<SetUp> {
         let lookups = self.lookups;
         let mut types = None;
         let (skel, link, used) = helper_trigger::load(&BODY, |program| {
@@ -273,10 +329,11 @@ impl LocalStorage {
                 HitCounters::new(bss.map(|bss| &bss.important_hits[..]))?,
             )
         };
-        Ok(Box::new(LocalStorageWorkload {
+        let workload = LocalStorageWorkload {
             important,
-            inner: HelperWorkload::new(skel, link, hits, used, BODY),
-        }))
+            inner: HelperWorkload::new(skel, link, hits, BODY),
+        };
+        Ok(SetUp::producers(workload).from_trigger(used))
     }
 }
 
@@ -402,7 +459,7 @@ fn available_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The helper workload, with the important hits as the run's second count.
+/// The helper workload, and the important hits beside its hits.
 struct LocalStorageWorkload {
     important: HitCounters,
     inner: HelperWorkload<LocalStorageSkel<'static>>,
@@ -413,14 +470,35 @@ impl Workload for LocalStorageWorkload {
         self.inner.produce(ctx)
     }
 
-    fn measure(&self, ops: u64) -> Counts {
-        Counts {
-            hits: self.inner.measure(ops).hits,
-            drops: self.important.total(),
-        }
+    fn read(&self, ops: u64) -> Readings {
+        let mut readings = self.inner.read(ops);
+        readings.push(Some(self.important.total()));
+        readings
     }
+}
 
-    fn trigger(&self) -> Option<TriggerUsed> {
-        self.inner.trigger()
+#[cfg(test)]
+mod tests {
+
+    /// The kernel runner's `local_storage_report_*` lines, to the space.
+    #[test]
+    fn lines_are_the_kernel_runners_local_storage_report() {
+        use crate::report::lines::testing;
+        let bench = "local-storage-cache-seq-get";
+        assert_eq!(
+            testing::tick(bench, &[12_345_000, 1_234_000], 1),
+            "Iter   3 ( 12.345us): hits   12.345M/s important_hits    1.234M/s"
+        );
+        let seconds = [[12_345_000u64, 1_234_000]; 3];
+        assert_eq!(
+            testing::summary(bench, &seconds, 1),
+            [
+                "Summary: hits throughput   12.345 \u{b1} 0.000 M ops/s, hits latency   81.004 \
+              ns/op, important_hits throughput    1.234 \u{b1} 0.000 M ops/s"
+            ]
+        );
+        let fixed = testing::fixed(bench, &[20_000, 20], 1);
+        assert_eq!(fixed[4], "          20000 hits");
+        assert_eq!(fixed[5], "             20 important_hits");
     }
 }

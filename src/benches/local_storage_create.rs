@@ -20,17 +20,19 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::Link;
 
-use super::{Benchmark, Info, Metric};
+use super::{Benchmark, Info};
 use crate::bpf::skel::local_storage_create::{
     LocalStorageCreateSkel, LocalStorageCreateSkelBuilder,
 };
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::{Channel, Readings, Slot, HITS};
 use crate::config::{BenchOption, NumberOption, RunConfig, TextOption};
 use crate::error::{Error, Result};
-use crate::figures::{self, Better, Figure};
+use crate::figures::{self, Agg, Better, Figure, Sec, Show, Value};
 use crate::kernel;
-use crate::runner::{Counts, ProducerCtx, Workload};
-use crate::trigger_path::{TriggerPath, TriggerUsed};
+use crate::lines::{self, Cond, Fixed, Line, Lines, Missing, Num, Piece};
+use crate::runner::{ProducerCtx, SetUp, Workload};
+use crate::trigger_path::{Trigger, TriggerUsed};
 
 /// The most owners one batch holds at once: each is an open socket or a
 /// live thread until the batch ends.
@@ -59,48 +61,171 @@ static OPTIONS: [BenchOption; 2] = [
     BenchOption::Text(STORAGE_TYPE),
 ];
 
-/// What the run keeps of its failures, by name: owners the producers failed
-/// to create (kept under the name of the call that failed, sockets or
-/// threads), and storages the program failed to create.
-pub const KEPT_SOCKET_ERRORS: &str = "socket errors";
-pub const KEPT_PTHREAD_ERRORS: &str = "pthread_create errors";
-pub const KEPT_CREATE_ERRORS: &str = "create errors";
+/// Storages the BPF program created.
+const CREATES: Channel = Channel {
+    unit: "creates",
+    about: "storages the BPF program created, one a new socket or thread",
+    ..HITS
+};
+/// Storages created per second: upstream's `creates`.
+const CREATES_FIGURE: Figure = Figure {
+    unit: "creates/s",
+    ..figures::HITS
+};
+const KMALLOCS_ALL: Channel = Channel::counter(
+    "kmallocs",
+    "kmallocs",
+    "the whole system's kmallocs while the storages were created",
+)
+.was(Slot::Drops);
+const OWNER_ERRORS: Channel = Channel::counter(
+    "owner errors",
+    "owners",
+    "sockets or threads the producers failed to create (socket() or pthread_create() failed)",
+);
+const CREATE_ERRORS: Channel = Channel::counter(
+    "create errors",
+    "storages",
+    "storages the BPF program failed to create",
+);
+const CHANNELS: [Channel; 4] = [CREATES, KMALLOCS_ALL, OWNER_ERRORS, CREATE_ERRORS];
+
+const CREATES_RATE: Sec = Sec::Rate(&CREATES);
+const KMALLOCS_RATE: Sec = Sec::Rate(&KMALLOCS_ALL);
 
 /// The whole system's kmallocs per storage created, lower is better: the
-/// kernel runner's `kmallocs/create`. The ratio of the run's totals (of its
-/// measured seconds' means, which last about as long each).
+/// kernel runner's `kmallocs/create`, the ratio of the run's totals.
 pub const KMALLOCS: Figure = Figure {
     name: "kmallocs",
     unit: "kmallocs/create",
     better: Better::Lower,
-    of_run: |run| {
-        let (kmallocs, creates) = match run.fixed() {
-            Some(fixed) => (fixed.counts.drops as f64, fixed.counts.hits as f64),
-            None => {
-                let summary = run.summary()?;
-                (summary.drops.mean, summary.hits.mean)
-            }
-        };
-        (creates > 0.0).then(|| kmallocs / creates)
+    show: Show::Decimals(2),
+    value: Value::OfRun(&Agg::Div(
+        &Agg::Total(&Sec::Value(&KMALLOCS_ALL)),
+        &Agg::Total(&Sec::Value(&CREATES)),
+    )),
+};
+
+const KILO_8: Num = Num::fixed(8, 3).per(1e3);
+/// As upstream's `%.2f` of a double: `-nan` for 0/0, `inf` for x/0.
+const fn per_create(width: usize) -> Num {
+    Num::fixed(width, 2).missing(Missing::CNan)
+}
+const OWNER_TOTAL: Agg = Agg::Total(&Sec::Value(&OWNER_ERRORS));
+const CREATE_TOTAL: Agg = Agg::Total(&Sec::Value(&CREATE_ERRORS));
+
+/// The kernel runner's local-storage-create lines: creations in k/s, per
+/// producer, and kmallocs per creation; after the Summary (and a fixed
+/// run's block), the failed creations, if any.
+const LINES: Lines = Lines {
+    tick: &[
+        lines::ITER[0],
+        lines::ITER[1],
+        lines::ITER[2],
+        lines::ITER[3],
+        Piece::Text("us): creates "),
+        Piece::Num(Agg::Mean(&CREATES_RATE), KILO_8),
+        Piece::Text("k/s ("),
+        Piece::Num(
+            Agg::Div(&Agg::Mean(&CREATES_RATE), &Agg::Producers),
+            Num::fixed(7, 3).per(1e3),
+        ),
+        Piece::Text("k/prod), "),
+        Piece::Num(
+            Agg::Div(&Agg::Mean(&KMALLOCS_RATE), &Agg::Mean(&CREATES_RATE)),
+            per_create(3),
+        ),
+        Piece::Text(" kmallocs/create"),
+    ],
+    summary: &[Line::Always(&[
+        Piece::Text("Summary: creates "),
+        Piece::Num(Agg::Mean(&CREATES_RATE), KILO_8),
+        Piece::Text(" \u{b1} "),
+        Piece::Num(Agg::Sd(&CREATES_RATE), Num::fixed(5, 3).per(1e3)),
+        Piece::Text("k/s ("),
+        Piece::Num(
+            Agg::Div(&Agg::Mean(&CREATES_RATE), &Agg::Producers),
+            Num::fixed(7, 3).per(1e3),
+        ),
+        Piece::Text("k/prod), "),
+        Piece::Num(
+            Agg::Div(&Agg::Mean(&KMALLOCS_RATE), &Agg::Mean(&CREATES_RATE)),
+            per_create(4),
+        ),
+        Piece::Text(" kmallocs/create"),
+        Piece::Notes,
+    ])],
+    after_summary: &[Line::When(
+        Cond::Any(&[Cond::Positive(OWNER_TOTAL), Cond::Positive(CREATE_TOTAL)]),
+        &[
+            Piece::Choose(
+                Cond::TextIs(&STORAGE_TYPE, "task"),
+                "pthread_create",
+                "socket",
+            ),
+            Piece::Text("() errors "),
+            Piece::Num(OWNER_TOTAL, Num::whole(0)),
+            Piece::Text(" create_errs "),
+            Piece::Num(CREATE_TOTAL, Num::whole(0)),
+        ],
+    )],
+    fixed: Fixed::Runner {
+        counts: &[
+            lines::HITS_COUNTS[0],
+            Line::Always(&[
+                Piece::Text(" "),
+                Piece::Num(Agg::Total(&Sec::Value(&KMALLOCS_ALL)), Num::whole(14)),
+                Piece::Text(" kmallocs"),
+            ]),
+            Line::Always(&[
+                Piece::Text(" "),
+                Piece::Num(
+                    Agg::Div(
+                        &Agg::Total(&Sec::Value(&KMALLOCS_ALL)),
+                        &Agg::Total(&Sec::Value(&CREATES)),
+                    ),
+                    per_create(14),
+                ),
+                Piece::Text(" kmallocs/create"),
+            ]),
+        ],
+        after: &[],
     },
-    per_second: None,
-    show: |n| format!("{n:.2} kmallocs/create"),
-    show_spread: |n, sd| format!("{n:.2} \u{b1} {sd:.2} kmallocs/create"),
+    ..lines::HITS
+};
+
+/// Upstream's LSM program, which creates socket storage for a new socket.
+pub const LSM_SOCKET_POST_CREATE: Trigger = Trigger {
+    name: "lsm-socket-post-create",
+    words: "lsm.s program on socket_post_create",
+    needs: Needs::Link,
+    fallback: false,
+};
+/// Where LSM programs are refused: a cgroup program on bench's own cgroup.
+pub const CGROUP_SOCK_CREATE: Trigger = Trigger {
+    name: "cgroup-sock-create",
+    words: "cgroup/sock_create program on bench's cgroup",
+    needs: Needs::Link,
+    fallback: false,
+};
+/// Upstream's program for task storage.
+pub const TP_BTF_SCHED_PROCESS_FORK: Trigger = Trigger {
+    name: "tp-btf-sched-process-fork",
+    words: "tp_btf program on sched_process_fork",
+    needs: Needs::Link,
+    fallback: false,
 };
 
 pub static BENCHES: &[&dyn Benchmark] = &[&LocalStorageCreate {
-    info: Info {
-        metric: Metric::LocalStorageCreate,
-        figures: &[figures::HITS, KMALLOCS],
-        ..Info::hits(
-            "local-storage-create",
-            "create BPF local storage for new sockets (--storage-type socket) or threads \
-             (task) in batches of --batch-size; creations/s and kmallocs per creation",
-        )
-        .untimed("one operation is one creation, and a call of the producer a batch of them")
-        .needs(Needs::Link)
-        .options(&OPTIONS)
-    },
+    info: Info::hits(
+        "local-storage-create",
+        "create BPF local storage for new sockets (--storage-type socket) or threads \
+         (task) in batches of --batch-size; creations/s and kmallocs per creation",
+    )
+    .untimed("one operation is one creation, and a call of the producer a batch of them")
+    .needs(Needs::Link)
+    .options(&OPTIONS)
+    .declares(&CHANNELS, &[CREATES_FIGURE, KMALLOCS], LINES),
 }];
 
 /// The owners whose storage is created.
@@ -152,7 +277,7 @@ impl Benchmark for LocalStorageCreate {
         StorageType::from_name(config.params.text(&STORAGE_TYPE)).map(|_| ())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let storage_type = StorageType::from_name(config.params.text(&STORAGE_TYPE))?;
         let batch = config.params.number(&BATCH_SIZE) as usize;
         lacking_map_type(storage_type)?;
@@ -161,11 +286,7 @@ impl Benchmark for LocalStorageCreate {
                 let program = "count_task_fork";
                 let skel = load(program, StorageType::Task)?;
                 let link = attach(&skel, program)?;
-                let used = TriggerUsed {
-                    path: TriggerPath::TpBtfSchedProcessFork,
-                    refused: None,
-                };
-                (skel, link, used)
+                (skel, link, TriggerUsed::own(TP_BTF_SCHED_PROCESS_FORK))
             }
             StorageType::Socket => socket_creator()?,
         };
@@ -181,7 +302,7 @@ impl Benchmark for LocalStorageCreate {
                 HitCounters::new(bss.map(|bss| &bss.create_errs[..]))?,
             )
         };
-        Ok(Box::new(CreateWorkload {
+        let workload = CreateWorkload {
             _links: [creator, kmalloc],
             hits,
             kmallocs,
@@ -189,9 +310,9 @@ impl Benchmark for LocalStorageCreate {
             owner_errors: AtomicU64::new(0),
             storage_type,
             batch,
-            used,
             _skel: skel,
-        }))
+        };
+        Ok(SetUp::producers(workload).from_trigger(used))
     }
 }
 
@@ -250,11 +371,7 @@ fn program_of<'a>(skel: &'a Skel, program: &str) -> Result<libbpf_rs::ProgramMut
 fn socket_creator() -> Result<(Skel, Link, TriggerUsed)> {
     let refused = match lsm_creator() {
         Ok((skel, link)) => {
-            let used = TriggerUsed {
-                path: TriggerPath::LsmSocketPostCreate,
-                refused: None,
-            };
-            return Ok((skel, link, used));
+            return Ok((skel, link, TriggerUsed::own(LSM_SOCKET_POST_CREATE)));
         }
         Err(Error::Unsupported(why)) => why,
         Err(err) => return Err(err),
@@ -267,8 +384,8 @@ fn socket_creator() -> Result<(Skel, Link, TriggerUsed)> {
         err => err,
     })?;
     let used = TriggerUsed {
-        path: TriggerPath::CgroupSockCreate,
-        refused: Some((TriggerPath::LsmSocketPostCreate, refused)),
+        path: CGROUP_SOCK_CREATE,
+        refused: Some((LSM_SOCKET_POST_CREATE, refused)),
     };
     Ok((skel, link, used))
 }
@@ -391,7 +508,6 @@ struct CreateWorkload {
     owner_errors: AtomicU64,
     storage_type: StorageType,
     batch: usize,
-    used: TriggerUsed,
     _skel: Skel,
 }
 
@@ -459,26 +575,65 @@ impl Workload for CreateWorkload {
         }
     }
 
-    /// The storages created as hits, the system's kmallocs as drops.
-    fn measure(&self, _ops: u64) -> Counts {
-        Counts {
-            hits: self.hits.total(),
-            drops: self.kmallocs.total(),
-        }
-    }
-
-    fn figures(&self) -> Vec<(&'static str, f64)> {
-        let owner = match self.storage_type {
-            StorageType::Socket => KEPT_SOCKET_ERRORS,
-            StorageType::Task => KEPT_PTHREAD_ERRORS,
-        };
+    /// The storages created, the system's kmallocs, and the failures.
+    fn read(&self, _ops: u64) -> Readings {
         vec![
-            (owner, self.owner_errors.load(Relaxed) as f64),
-            (KEPT_CREATE_ERRORS, self.create_errors.total() as f64),
+            Some(self.hits.total()),
+            Some(self.kmallocs.total()),
+            Some(self.owner_errors.load(Relaxed)),
+            Some(self.create_errors.total()),
         ]
     }
+}
 
-    fn trigger(&self) -> Option<TriggerUsed> {
-        Some(self.used.clone())
+#[cfg(test)]
+mod tests {
+    use crate::report::lines::testing;
+
+    #[test]
+    fn lines_are_the_kernel_runners() {
+        let bench = "local-storage-create";
+        assert_eq!(
+            testing::tick(bench, &[123_456, 508_638, 0, 0], 2),
+            "Iter   3 ( 12.345us): creates  123.456k/s ( 61.728k/prod), 4.12 kmallocs/create"
+        );
+        assert!(testing::tick(bench, &[0, 0, 0, 0], 1)
+            .ends_with("(  0.000k/prod), -nan kmallocs/create"));
+        let seconds = [[122_222u64, 508_638, 0, 0], [124_690, 508_639, 0, 0]];
+        let line = testing::summary(bench, &seconds, 2);
+        assert_eq!(
+            line,
+            ["Summary: creates  123.456 \u{b1} 1.745k/s ( 61.728k/prod), 4.12 kmallocs/create"]
+        );
+        let cut = line[0].split('(').next().unwrap_or("");
+        let fields: Vec<&str> = cut.split(' ').skip(2).collect();
+        assert_eq!(fields.join(" "), " 123.456 \u{b1} 1.745k/s ");
+    }
+
+    #[test]
+    fn a_fixed_run_shows_kmallocs_instead_of_drops() {
+        let lines = testing::fixed("local-storage-create", &[320, 1_440, 0, 0], 1);
+        for line in ["            320 hits", "           1440 kmallocs"] {
+            assert!(lines.contains(&line.to_string()), "{lines:?}");
+        }
+        assert!(
+            lines.contains(&"           4.50 kmallocs/create".to_string()),
+            "{lines:?}"
+        );
+        assert!(!lines.iter().any(|l| l.ends_with("drops")), "{lines:?}");
+    }
+
+    #[test]
+    fn failures_are_said_after_the_summary_only_when_there_were_some() {
+        let bench = "local-storage-create";
+        let none = testing::summary(bench, &[[10u64, 40, 0, 0]], 1);
+        assert_eq!(none.len(), 1, "{none:?}");
+        let some = testing::summary(bench, &[[10u64, 40, 3, 0]], 1);
+        assert_eq!(some[1], "socket() errors 3 create_errs 0");
+        let fixed = testing::fixed(bench, &[10, 40, 0, 2], 1);
+        assert_eq!(
+            fixed.last().map(String::as_str),
+            Some("socket() errors 0 create_errs 2")
+        );
     }
 }

@@ -15,7 +15,6 @@
 //! those programs cannot run it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use libbpf_rs::libbpf_sys;
@@ -24,13 +23,16 @@ use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, ProgramInput};
 
 use super::helper_trigger;
 use super::helpers::{BPF_LOOP, LATENCY};
-use super::{Benchmark, FracScale, Info, Metric};
+use super::{Benchmark, Info};
 use crate::bpf::skel::lpm::{LpmSkel, LpmSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::Readings;
+use crate::channels::{Channel, Slot, HITS};
 use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
-use crate::figures::{self, kept, Better, Figure};
-use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::figures::{self, Agg, Better, Figure, Sec, Show, Value};
+use crate::lines::{self, Cond, Line, Lines, Missing, Num, Piece};
+use crate::runner::{ProducerCtx, SetUp, Workload};
 
 /// LPM_LOOPS in `bpf/lpm.bpf.c`: the operations of one program run.
 const LOOPS_PER_RUN: u64 = 10_000;
@@ -75,47 +77,113 @@ static OPTIONS: [BenchOption; 3] = [
     BenchOption::Flag(RANDOM),
 ];
 
-/// The name under which the workload keeps the time per operation measured
-/// inside BPF.
-const KEPT_OP_NS: &str = "op_ns";
+/// The time the BPF side measured around the operations alone, and the
+/// operations in it (insert, delete and free).
+const MEASURED_NS: Channel = Channel::duration(
+    "measured time",
+    "the time the BPF side measured around the map operations alone",
+)
+.was(Slot::Extra(0));
+const MEASURED_OPS: Channel = Channel::counter(
+    "measured operations",
+    "operations",
+    "the map operations in that time",
+)
+.was(Slot::Extra(1));
+const MEASURED_CHANNELS: [Channel; 3] = [HITS, MEASURED_NS, MEASURED_OPS];
 
-/// Where insert's, delete's and free's samples carry the second's time
-/// measured inside BPF (ns) and the operations in it (`Sample::extra`).
-pub const EXTRA_MEASURED_NS: usize = 0;
-pub const EXTRA_MEASURED_OPS: usize = 1;
-/// What insert, delete and free keep for their summary line: the mean and
-/// sd over the measured seconds of operations per second of measured time,
-/// and the mean of each second's whole nanoseconds per operation (the
-/// kernel runner divides integers there).
-pub const KEPT_FRAC_RATE: &str = "frac_rate";
-pub const KEPT_FRAC_RATE_SD: &str = "frac_rate_sd";
-pub const KEPT_FRAC_LATENCY_NS: &str = "frac_latency_ns";
+/// Operations per second of measured time: the kernel runner's rate for
+/// insert, delete and free, whose wall time also pays for emptying and
+/// refilling the trie.
+const FRAC_RATE: Sec = Sec::Div(
+    &Sec::Value(&MEASURED_OPS),
+    &Sec::Div(&Sec::Value(&MEASURED_NS), &Sec::Const(1e9)),
+);
+/// A second's whole nanoseconds per operation (the kernel runner divides
+/// integers there).
+const FRAC_NS: Sec = Sec::Trunc(&Sec::Div(
+    &Sec::Value(&MEASURED_NS),
+    &Sec::Value(&MEASURED_OPS),
+));
+/// The time per operation measured inside BPF, over the run's operations.
+const OP_NS: Agg = Agg::Div(
+    &Agg::Total(&Sec::Value(&MEASURED_NS)),
+    &Agg::Total(&Sec::Value(&MEASURED_OPS)),
+);
 
-/// The time per operation measured inside BPF around the operations alone
-/// (the loop's time over its operations, since set-up, warm-up included):
+/// The time per operation measured inside BPF around the operations alone:
 /// upstream's latency for insert and delete, whose rate over wall time also
 /// pays for emptying and refilling the trie.
 pub const OP_TIME: Figure = Figure {
     name: "op-time",
-    unit: "op-time ns/op",
+    unit: "ns/op",
     better: Better::Lower,
-    of_run: |run| kept(run, KEPT_OP_NS),
-    per_second: None,
-    show: |ns| format!("{ns:.3} ns/op"),
-    show_spread: |ns, sd| format!("{ns:.3} \u{b1} {sd:.3} ns/op"),
+    show: Show::Decimals(3),
+    value: Value::OfRun(&OP_NS),
 };
 
 /// The time the kernel took to free one full trie (bpf_map_free_deferred),
 /// in milliseconds: upstream's lpm-trie-free latency.
 pub const FREE_TIME: Figure = Figure {
     name: "free-time",
-    unit: "free-time ms/op",
-    better: Better::Lower,
-    of_run: |run| kept(run, KEPT_OP_NS).map(|ns| ns / 1e6),
-    per_second: None,
-    show: |ms| format!("{ms:.3} ms/op"),
-    show_spread: |ms, sd| format!("{ms:.3} \u{b1} {sd:.3} ms/op"),
+    unit: "ms/op",
+    value: Value::OfRun(&Agg::Div(&OP_NS, &Agg::Const(1e6))),
+    ..OP_TIME
 };
+
+/// The kernel runner's `frac_second_report_progress` and
+/// `frac_second_report_final`: rates over the time the BPF side measured in
+/// each second; without a second that measured an operation, the ops lines.
+macro_rules! frac_lines {
+    ($scale:expr, $letter:expr, $time_scale:expr, $time_unit:expr) => {{
+        const RATE: Agg = Agg::Mean(&FRAC_RATE);
+        Lines {
+            tick: &[
+                lines::ITER[0],
+                lines::ITER[1],
+                lines::ITER[2],
+                lines::ITER[3],
+                Piece::Text("us): hits "),
+                Piece::Num(RATE, Num::fixed(8, 3).per($scale).missing(Missing::Zero)),
+                Piece::Text(concat!($letter, "/s (")),
+                Piece::Num(
+                    Agg::Div(&RATE, &Agg::Producers),
+                    Num::fixed(7, 3).per($scale).missing(Missing::Zero),
+                ),
+                Piece::Text(concat!($letter, "/prod)")),
+            ],
+            summary: &[
+                Line::When(
+                    Cond::Exists(RATE),
+                    &[
+                        Piece::Text("Summary: throughput "),
+                        Piece::Num(RATE, Num::fixed(8, 3).per($scale)),
+                        Piece::Text(" \u{b1} "),
+                        Piece::Num(Agg::Sd(&FRAC_RATE), Num::fixed(5, 3).per($scale)),
+                        Piece::Text(concat!(" ", $letter, " ops/s (")),
+                        Piece::Num(
+                            Agg::Div(&RATE, &Agg::Producers),
+                            Num::fixed(7, 3).per($scale),
+                        ),
+                        Piece::Text(concat!($letter, " ops/prod), latency ")),
+                        Piece::Num(
+                            Agg::Div(&Agg::Mean(&FRAC_NS), &Agg::Producers),
+                            Num::fixed(8, 3).per($time_scale),
+                        ),
+                        Piece::Text(concat!(" ", $time_unit, "/op")),
+                        Piece::Notes,
+                    ],
+                ),
+                Line::When(Cond::Not(&Cond::Exists(RATE)), lines::HIT_OPS_SUMMARY),
+            ],
+            ..lines::HITS
+        }
+    }};
+}
+/// Insert and delete: millions of operations per second, ns per operation.
+const MEGA_LINES: Lines = frac_lines!(1e6, "M", 1.0, "ns");
+/// Free: thousands of tries per second, ms per trie.
+const KILO_LINES: Lines = frac_lines!(1e3, "K", 1e6, "ms");
 
 /// What a run of the XDP program does: `enum lpm_op` in `bpf/lpm.bpf.c`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,7 +205,7 @@ impl Op {
     }
     /// Its runs depend on the order of keys and on refills: one producer,
     /// keys in order. These are also the ones whose rates are over the
-    /// time measured inside BPF ([`Metric::FracSecond`]).
+    /// time measured inside BPF (`frac_lines!`).
     fn sequential(self) -> bool {
         matches!(self, Op::Insert | Op::Delete | Op::Free)
     }
@@ -193,21 +261,21 @@ const fn lpm(name: &'static str, description: &'static str, op: Op) -> Lpm {
         .untimed("one operation is a program run of up to 10000 map operations")
         .options(&OPTIONS);
     let info = match op {
-        Op::Free => Info {
-            metric: Metric::FracSecond(FracScale::KiloOpsMs),
-            figures: &[figures::HITS, FREE_TIME],
-            ..base.needs(Needs::Link)
-        },
-        Op::Insert | Op::Delete => Info {
-            metric: Metric::FracSecond(FracScale::MegaOpsNs),
-            figures: &[figures::HITS, LATENCY, OP_TIME],
-            ..base.needs(Needs::RunProgram)
-        },
-        _ => Info {
-            metric: Metric::HitOps,
-            figures: &[figures::HITS, LATENCY],
-            ..base.needs(Needs::RunProgram)
-        },
+        Op::Free => base.needs(Needs::Link).declares(
+            &MEASURED_CHANNELS,
+            &[figures::HITS, FREE_TIME],
+            KILO_LINES,
+        ),
+        Op::Insert | Op::Delete => base.needs(Needs::RunProgram).declares(
+            &MEASURED_CHANNELS,
+            &[figures::HITS, LATENCY, OP_TIME],
+            MEGA_LINES,
+        ),
+        _ => base.needs(Needs::RunProgram).declares(
+            &[HITS],
+            &[figures::HITS, LATENCY],
+            lines::HIT_OPS,
+        ),
     };
     Lpm { info, op }
 }
@@ -246,7 +314,7 @@ impl Benchmark for Lpm {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         helper_trigger::lacking(&[BPF_LOOP])?;
         // A run's --nr_entries is 1 or more (validate); `--probe` sets up
         // without one, and a trie of one key says as much.
@@ -298,13 +366,12 @@ impl Benchmark for Lpm {
         // the workload beside the counters, dropped after them.
         let hits =
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        Ok(Box::new(LpmWorkload {
+        Ok(SetUp::producers(LpmWorkload {
             _links: links,
             hits,
             op: self.op,
             keys,
             packet: [0; ETH_HLEN],
-            seconds: Mutex::new(MeasuredSeconds::default()),
             skel,
         }))
     }
@@ -362,64 +429,7 @@ struct LpmWorkload {
     op: Op,
     keys: Keys,
     packet: [u8; ETH_HLEN],
-    seconds: Mutex<MeasuredSeconds>,
     skel: bpf::Owned<LpmSkel<'static>>,
-}
-
-/// Operations per second of time measured inside BPF; 0 for a second that
-/// measured none (where the kernel runner divides zero by zero).
-pub fn measured_rate(ops: u64, ns: u64) -> f64 {
-    if ns == 0 {
-        return 0.0;
-    }
-    ops as f64 / (ns as f64 / 1e9)
-}
-
-/// The BPF side's (operations, ns) of each measured second, for the
-/// summary of insert, delete and free.
-#[derive(Default)]
-struct MeasuredSeconds {
-    on: bool,
-    last: (u64, u64),
-    seconds: Vec<(u64, u64)>,
-}
-
-impl MeasuredSeconds {
-    /// The kept figures of the summary line; none without a second that
-    /// measured an operation. Seconds without one are left out (the kernel
-    /// runner divides by zero there).
-    fn figures(&self) -> Vec<(&'static str, f64)> {
-        let seconds: Vec<(u64, u64)> = self
-            .seconds
-            .iter()
-            .copied()
-            .filter(|&(ops, ns)| ops > 0 && ns > 0)
-            .collect();
-        if seconds.is_empty() {
-            return Vec::new();
-        }
-        let n = seconds.len() as f64;
-        let rates: Vec<f64> = seconds
-            .iter()
-            .map(|&(ops, ns)| measured_rate(ops, ns))
-            .collect();
-        let mean = rates.iter().sum::<f64>() / n;
-        let sd = if seconds.len() > 1 {
-            (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        } else {
-            0.0
-        };
-        let latency = seconds
-            .iter()
-            .map(|&(ops, ns)| (ns / ops) as f64)
-            .sum::<f64>()
-            / n;
-        vec![
-            (KEPT_FRAC_RATE, mean),
-            (KEPT_FRAC_RATE_SD, sd),
-            (KEPT_FRAC_LATENCY_NS, latency),
-        ]
-    }
 }
 
 impl LpmWorkload {
@@ -517,51 +527,63 @@ impl Workload for LpmWorkload {
         })
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
-        if self.op.sequential() {
-            let (ns, ops) = self.op_totals();
-            if let Ok(mut record) = self.seconds.lock() {
-                if record.on {
-                    let (last_ops, last_ns) = record.last;
-                    record.seconds.push((ops - last_ops, ns - last_ns));
-                    record.last = (ops, ns);
-                }
+    /// The hits, and for insert, delete and free the BPF side's measured
+    /// time and its operations, read together.
+    fn read(&self, _ops: u64) -> Readings {
+        let hits = Some(self.hits.total());
+        match self.op.sequential() {
+            true => {
+                let (ns, ops) = self.op_totals();
+                vec![hits, Some(ns), Some(ops)]
             }
-        }
-        self.hits.counts()
-    }
-
-    fn measuring(&self, on: bool) {
-        let (ns, ops) = self.op_totals();
-        if let Ok(mut record) = self.seconds.lock() {
-            if on {
-                record.seconds.clear();
-                record.last = (ops, ns);
-            }
-            record.on = on;
+            false => vec![hits],
         }
     }
+}
 
-    fn extra_counts(&self) -> Vec<u64> {
-        if !self.op.sequential() {
-            return Vec::new();
-        }
-        let (ns, ops) = self.op_totals();
-        let mut extra = vec![0; 2];
-        extra[EXTRA_MEASURED_NS] = ns;
-        extra[EXTRA_MEASURED_OPS] = ops;
-        extra
-    }
+#[cfg(test)]
+mod tests {
+    use crate::report::lines::testing;
 
-    fn figures(&self) -> Vec<(&'static str, f64)> {
-        let (ns, count) = self.op_totals();
-        if count == 0 {
-            return Vec::new();
-        }
-        let mut figures = vec![(KEPT_OP_NS, ns as f64 / count as f64)];
-        if let Ok(record) = self.seconds.lock() {
-            figures.extend(record.figures());
-        }
-        figures
+    #[test]
+    fn lines_are_the_kernel_runners_frac_second_lines() {
+        assert_eq!(
+            testing::tick("lpm-trie-free", &[3, 12_500_000, 3], 1),
+            "Iter   3 ( 12.345us): hits    0.240K/s (  0.240K/prod)"
+        );
+        assert_eq!(
+            testing::tick("lpm-trie-insert", &[10_000, 2_000_000, 10_000], 1),
+            "Iter   3 ( 12.345us): hits    5.000M/s (  5.000M/prod)"
+        );
+        assert_eq!(
+            testing::tick("lpm-trie-free", &[0, 0, 0], 1),
+            "Iter   3 ( 12.345us): hits    0.000K/s (  0.000K/prod)"
+        );
+        // 200 and 300 tries a second of measured time, 5 and 3.33 ms each.
+        let seconds = [[2u64, 10_000_000, 2], [3, 10_000_000, 3]];
+        assert_eq!(
+            testing::summary("lpm-trie-free", &seconds, 1),
+            [
+                "Summary: throughput    0.250 \u{b1} 0.071 K ops/s (  0.250K ops/prod), \
+              latency    4.167 ms/op"
+            ]
+        );
+        let seconds = [[10_000u64, 2_000_000, 10_000]; 3];
+        assert_eq!(
+            testing::summary("lpm-trie-delete", &seconds, 1),
+            [
+                "Summary: throughput    5.000 \u{b1} 0.000 M ops/s (  5.000M ops/prod), \
+              latency  200.000 ns/op"
+            ]
+        );
+        // No second measured an operation: the ops line of the hits.
+        let none = testing::summary("lpm-trie-delete", &[[4u64, 0, 0]], 1);
+        assert!(
+            none[0].starts_with("Summary: throughput    0.000 \u{b1}"),
+            "{none:?}"
+        );
+        assert!(none[0].ends_with(" ns/op"), "{none:?}");
+        let run = testing::run("lpm-trie-free", &seconds, 1);
+        assert_eq!(run.figure("free-time"), Some(0.0002));
     }
 }

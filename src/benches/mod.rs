@@ -1,10 +1,10 @@
 //! The benchmark interface and the one registry that lists every benchmark.
 //!
-//! A benchmark is a plain value: an [`Info`] that says what it is and what it
-//! measures, plus whatever its family needs to set it up. Each family lists its
-//! benchmarks in one table (`BENCHES`); [`all`] chains the tables. Nothing here
-//! prints: `report/` turns a benchmark's [`Metric`] into lines, and its
-//! [`Figure`]s say what a run is judged by.
+//! A benchmark is a plain value: an [`Info`] that says what it is, the
+//! channels it reads, the figures a run is judged by and the lines it
+//! prints (all as data), plus whatever its family needs to set it up. Each
+//! family lists its benchmarks in one table (`BENCHES`); [`all`] chains the
+//! tables. Nothing here prints: `report/` prints the declared [`Lines`].
 
 pub mod applies;
 pub mod attach;
@@ -21,28 +21,31 @@ pub mod htab_mem;
 pub mod local_storage;
 pub mod local_storage_create;
 pub mod lpm;
-mod metric;
 pub mod perf_uprobe;
 pub mod rename;
+mod rhash;
 pub mod ringbuf;
 pub mod sockmap;
 pub mod syscall;
 pub mod tasks_trace;
 pub mod timing;
 pub mod trigger;
+#[cfg(test)]
+mod units;
 pub mod uprobe;
 pub mod usdt;
 
 use std::collections::BTreeMap;
 
 pub use applies::{Applies, RunOption};
-pub use metric::{FracScale, Metric, PerCpuLines, PerfFormat, Piece};
 
 use crate::bpf::Needs;
+use crate::channels::{self, Channel};
 use crate::config::{BenchOption, FlagOption, OptionValue, Params, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{self, Figure};
-use crate::runner::Workload;
+use crate::lines::{self, Lines};
+use crate::runner::SetUp;
 
 /// `--nr_entries`'s help: one option of three families (each keeps its own
 /// default), which the command line shows once.
@@ -106,14 +109,17 @@ pub enum HitTiming {
 }
 
 /// What every benchmark declares, as data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Info {
     pub name: &'static str,
     /// One line for `--list`.
     pub description: &'static str,
-    pub metric: Metric,
+    /// What it reads: each tick, or once at the end.
+    pub channels: &'static [Channel],
     /// What a run is judged by, the headline first.
     pub figures: &'static [Figure],
+    /// How its runs print.
+    pub lines: Lines,
     /// The benchmark's own options.
     pub options: &'static [BenchOption],
     /// What set-up asks of the kernel, and so the privileges it needs.
@@ -142,8 +148,9 @@ impl Info {
         Info {
             name,
             description,
-            metric: Metric::Hits,
+            channels: &[channels::HITS],
             figures: &[figures::HITS],
+            lines: lines::HITS,
             options: &[],
             needs: Needs::Nothing,
             workers: Workers::Producers,
@@ -181,19 +188,20 @@ impl Info {
         }
     }
 
+    /// Takes `--body KIND` (whose ringbuf body can drop records: it reads
+    /// drops too).
     pub const fn bodies(self) -> Info {
         Info {
             bodies: true,
-            ..self
+            ..self.with_drops()
         }
     }
 
     /// Takes `--body KIND`, and its stack body (`-s`) takes the user stack.
     pub const fn user_stacktrace(self) -> Info {
         Info {
-            bodies: true,
             user_stack: true,
-            ..self
+            ..self.bodies()
         }
     }
 
@@ -217,6 +225,30 @@ impl Info {
         Info { needs, ..self }
     }
 
+    /// Reads hits and drops (a BPF program's counters, whose body may drop
+    /// records into a full ring).
+    pub const fn with_drops(self) -> Info {
+        Info {
+            channels: &[channels::HITS, channels::DROPS],
+            ..self
+        }
+    }
+
+    /// Reads `channels`, is judged by `figures` and prints `lines`.
+    pub const fn declares(
+        self,
+        channels: &'static [Channel],
+        figures: &'static [Figure],
+        lines: Lines,
+    ) -> Info {
+        Info {
+            channels,
+            figures,
+            lines,
+            ..self
+        }
+    }
+
     pub const fn options(self, options: &'static [BenchOption]) -> Info {
         Info { options, ..self }
     }
@@ -237,15 +269,16 @@ pub trait Benchmark: Sync {
         &[]
     }
 
-    /// Loads and attaches what the benchmark needs. Dropping the workload
-    /// detaches and unloads everything.
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>>;
+    /// Loads and attaches what the benchmark needs, and says what kind of
+    /// run it prepared. Dropping what it made detaches and unloads
+    /// everything.
+    fn setup(&self, config: &RunConfig) -> Result<SetUp>;
 
     /// What `--probe` sets up: by default the run's own set-up. A benchmark
     /// whose set-up also measures (and can refuse what it measured) loads
     /// and attaches here without measuring, since the probe asks only
     /// whether the kernel takes it.
-    fn setup_to_probe(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup_to_probe(&self, config: &RunConfig) -> Result<SetUp> {
         self.setup(config)
     }
 }
@@ -257,8 +290,20 @@ impl dyn Benchmark + '_ {
     pub fn description(&self) -> &'static str {
         self.info().description
     }
-    pub fn metric(&self) -> Metric {
-        self.info().metric
+    pub fn lines(&self) -> &Lines {
+        &self.info().lines
+    }
+    pub fn channels(&self) -> &'static [Channel] {
+        self.info().channels
+    }
+    /// The kinds of the channels it reads each tick, in their order: what
+    /// the runner differences.
+    pub fn ticked_kinds(&self) -> Vec<channels::Kind> {
+        channels::ticked(self.channels()).map(|c| c.kind).collect()
+    }
+    /// The names of the channels it reads each tick, in their order.
+    pub fn ticked_names(&self) -> Vec<&'static str> {
+        channels::ticked(self.channels()).map(|c| c.name).collect()
     }
     /// What a run is judged by, the headline first.
     pub fn figures(&self) -> &'static [Figure] {

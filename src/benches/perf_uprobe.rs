@@ -10,14 +10,15 @@ use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{Link, UprobeOpts};
 
 use super::uprobe::attach_pid;
-use super::Piece::{Calls, Text};
-use super::{Benchmark, Info, Metric, PerfFormat};
+use super::{Benchmark, Info};
 use crate::bpf::skel::perf_uprobe::{PerfUprobeSkel, PerfUprobeSkelBuilder};
 use crate::bpf::{self, Needs};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::probe_path::{self, ProbePath};
-use crate::runner::{ProducerCtx, Workload};
+use crate::lines::PerfPiece::{Calls, Text};
+use crate::lines::{Lines, PerfFormat};
+use crate::probe_path;
+use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
 
 /// The library and function perf probes.
 const LIBC: &str = "libc.so.6";
@@ -71,8 +72,9 @@ const fn perf(
     description: &'static str,
 ) -> PerfUprobe {
     let info = Info {
+        channels: &[crate::channels::OPERATIONS],
         figures: &[crate::figures::OPERATIONS],
-        metric: Metric::Ops(PerfFormat {
+        lines: Lines::perf(PerfFormat {
             collection: "uprobe",
             name: perf_name,
             executed: &[Text("# Executed "), Calls, Text(" usleep(1000) calls")],
@@ -96,9 +98,9 @@ impl Benchmark for PerfUprobe {
         &self.info
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let Some((program, retprobe)) = self.program else {
-            return Ok(Box::new(Sleeper { probe: None }));
+            return Ok(SetUp::producers(Sleeper { probe: None }));
         };
         let mut storage = bpf::ObjectStorage::new();
         // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
@@ -138,7 +140,7 @@ impl Benchmark for PerfUprobe {
         let link = prog
             .attach_uprobe_with_opts(attach_pid(config), Path::new(LIBC), 0, opts)
             .map_err(|e| bpf::attach_error(what, &e))?;
-        Ok(Box::new(Sleeper {
+        Ok(SetUp::producers(Sleeper {
             probe: Some((link, skel)),
         }))
     }
@@ -172,8 +174,13 @@ impl Workload for Sleeper {
         })
     }
 
-    fn probe_path(&self) -> Option<Result<ProbePath>> {
-        self.probe.as_ref()?;
-        Some(usleep_address().and_then(probe_path::detect_at))
+    fn facts(&self) -> Facts {
+        Facts {
+            probe_path: self
+                .probe
+                .as_ref()
+                .map(|_| usleep_address().and_then(probe_path::detect_at)),
+            ..Facts::default()
+        }
     }
 }

@@ -16,9 +16,38 @@ use super::trigger::{kprobe_refusal, tracing_refusal};
 use super::{Benchmark, Info};
 use crate::bpf::skel::rename::{RenameSkel, RenameSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::Readings;
+use crate::channels::{Channel, Slot, HITS};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::figures::{self, Agg, Sec};
+use crate::lines::{self, Cond, Line, Lines, Num, Piece};
+use crate::runner::{ProducerCtx, SetUp, Workload};
+
+/// Writes the attached program did not see (a kprobe's misses, say): hits
+/// are the writes it saw, and hits and misses together the writes.
+const MISSED: Channel = Channel::counter(
+    "missed",
+    "writes",
+    "writes to /proc/self/comm the attached program did not see",
+)
+.was(Slot::Drops);
+
+const WITH_PROGRAM: [Channel; 2] = [HITS, MISSED];
+const MISSED_TOTAL: Agg = Agg::Total(&Sec::Declared(&MISSED));
+
+/// The hits lines, and after them the writes a program missed, if any.
+const LINES: Lines = Lines {
+    after_summary: &[Line::When(
+        Cond::Positive(MISSED_TOTAL),
+        &[
+            Piece::Text("warning: the program missed "),
+            Piece::Num(MISSED_TOTAL, Num::whole(0)),
+            Piece::Text(" of the writes it should have seen"),
+        ],
+    )],
+    ..lines::HITS
+};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &rename(
@@ -106,7 +135,15 @@ const fn rename(name: &'static str, probe: Option<Probe>, description: &'static 
                     kind: Kind::Kprobe, ..
                 }) => Needs::KprobeEvent,
                 Some(_) => Needs::Link,
-            }),
+            })
+            .declares(
+                match probe {
+                    None => &[HITS],
+                    Some(_) => &WITH_PROGRAM,
+                },
+                &[figures::HITS],
+                LINES,
+            ),
         probe,
     }
 }
@@ -116,12 +153,12 @@ impl Benchmark for Rename {
         &self.info
     }
 
-    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, _config: &RunConfig) -> Result<SetUp> {
         let probe = match self.probe {
             Some(probe) => Some(attach(probe)?),
             None => None,
         };
-        Ok(Box::new(Renames {
+        Ok(SetUp::producers(Renames {
             probe,
             missed: AtomicU64::new(0),
         }))
@@ -233,30 +270,28 @@ impl Workload for Renames {
     }
 
     /// The writes the producers counted, as the kernel runner counts them;
-    /// with a program attached, those it did not see are drops rather than
-    /// hits (so hits are writes seen, and hits and drops are the writes).
-    fn measure(&self, ops: u64) -> Counts {
+    /// with a program attached, those it did not see are missed rather than
+    /// hits (so hits are writes seen, and hits and misses are the writes).
+    fn read(&self, ops: u64) -> Readings {
         match &self.probe {
-            None => Counts {
-                hits: ops,
-                drops: 0,
-            },
-            Some(probe) => split_writes(ops, probe.hits.total(), &self.missed),
+            None => vec![Some(ops)],
+            Some(probe) => {
+                let (hits, missed) = split_writes(ops, probe.hits.total(), &self.missed);
+                vec![Some(hits), Some(missed)]
+            }
         }
     }
 }
 
-/// `ops` writes, of which the program saw `seen` (read after `ops`), as hits
-/// and drops. A write fires the program before the producer counts it, so
-/// `seen` is ahead of `ops` unless the program missed writes; `missed` keeps
-/// the most found, so that drops never go back when it runs ahead again.
-fn split_writes(ops: u64, seen: u64, missed: &AtomicU64) -> Counts {
+/// `ops` writes, of which the program saw `seen` (read after `ops`), as
+/// hits and misses. A write fires the program before the producer counts
+/// it, so `seen` is ahead of `ops` unless the program missed writes;
+/// `missed` keeps the most found, so that misses never go back when it runs
+/// ahead again.
+fn split_writes(ops: u64, seen: u64, missed: &AtomicU64) -> (u64, u64) {
     let unseen = ops.saturating_sub(seen);
     let missed = missed.fetch_max(unseen, Relaxed).max(unseen);
-    Counts {
-        hits: ops.saturating_sub(missed),
-        drops: missed,
-    }
+    (ops.saturating_sub(missed), missed)
 }
 
 #[cfg(test)]
@@ -264,12 +299,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn writes_the_program_missed_are_drops_and_stay_so() {
+    fn writes_the_program_missed_are_counted_and_stay_so() {
         let missed = AtomicU64::new(0);
-        let counts = |ops, seen| {
-            let c = split_writes(ops, seen, &missed);
-            (c.hits, c.drops)
-        };
+        let counts = |ops, seen| split_writes(ops, seen, &missed);
         assert_eq!(counts(0, 0), (0, 0));
         // The program ahead of the producers' count: every write seen.
         assert_eq!(counts(10, 11), (10, 0));

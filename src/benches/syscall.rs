@@ -2,11 +2,12 @@
 
 use std::ffi::CString;
 
-use super::Piece::{self, Ops, Text};
-use super::{Benchmark, Info, Metric, PerfFormat};
+use super::{Benchmark, Info};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::runner::{ProducerCtx, Workload};
+use crate::lines::PerfPiece::{Ops, Text};
+use crate::lines::{Lines, PerfFormat, PerfPiece as Piece};
+use crate::runner::{ProducerCtx, SetUp, Workload};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
     &syscall(
@@ -61,8 +62,9 @@ const fn syscall(
 ) -> SyscallBench {
     SyscallBench {
         info: Info {
+            channels: &[crate::channels::OPERATIONS],
             figures: &[crate::figures::OPERATIONS],
-            metric: Metric::Ops(PerfFormat {
+            lines: Lines::perf(PerfFormat {
                 collection: "syscall",
                 name: perf_name,
                 executed,
@@ -84,10 +86,10 @@ impl Benchmark for SyscallBench {
         &self.info
     }
 
-    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, _config: &RunConfig) -> Result<SetUp> {
         Ok(match self.call {
-            Call::Simple(nr) => Box::new(Simple(nr)),
-            Call::Fork => Box::new(Fork { exec: None }),
+            Call::Simple(nr) => SetUp::producers(Simple(nr)),
+            Call::Fork => SetUp::producers(Fork { exec: None }),
             Call::Execve => {
                 let path = CString::new(EXECVE_PATH).map_err(|e| Error::setup(e.to_string()))?;
                 if !std::path::Path::new(EXECVE_PATH).exists() {
@@ -95,7 +97,7 @@ impl Benchmark for SyscallBench {
                         "{EXECVE_PATH} is missing: syscall-execve execs it"
                     )));
                 }
-                Box::new(Fork { exec: Some(path) })
+                SetUp::producers(Fork { exec: Some(path) })
             }
         })
     }

@@ -14,20 +14,20 @@
 //! grace-period steps have no tracepoint: a kernel that refuses fentry
 //! programs (this host) or lacks the two functions cannot run it, and says so.
 
-use std::sync::Mutex;
-
 use libbpf_rs::skel::{OpenSkel, Skel};
 
-use super::helper_trigger::{self, KernelFunction};
-use super::{Benchmark, Info, Metric};
+use super::helper_trigger::{self, KernelFunction, FENTRY_GETPGID};
+use super::{Benchmark, Info};
 use crate::bpf::skel::tasks_trace::{TasksTraceSkel, TasksTraceSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::{Channel, Readings, Slot, HITS};
 use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
-use crate::figures::{self, Better, Figure};
+use crate::figures::{self, Agg, Better, Figure, Sec, Show, Value};
 use crate::kernel;
-use crate::runner::{Counts, ProducerCtx, Workload};
-use crate::trigger_path::{TriggerPath, TriggerUsed};
+use crate::lines::{self, Fixed, Line, Lines, Missing, Num, Piece};
+use crate::runner::{ProducerCtx, SetUp, Workload};
+use crate::trigger_path::TriggerUsed;
 
 mod sleepers;
 use sleepers::Sleepers;
@@ -59,34 +59,101 @@ pub const KTHREAD_PID: NumberOption = NumberOption {
     why_max: "the kernel's PID_MAX_LIMIT",
 };
 
-/// What the workload keeps of its measured seconds, by name.
-pub const KEPT_LATENCY: &str = "grace period latency";
-pub const KEPT_LATENCY_SD: &str = "grace period latency sd";
-pub const KEPT_TICKS: &str = "ticks per grace period";
-pub const KEPT_TICKS_SD: &str = "ticks per grace period sd";
-/// The measured seconds in which a grace period ended (those the means are over).
-pub const KEPT_SECONDS: &str = "seconds with a grace period";
+/// Storage updates: every process's getpgid() calls the program saw.
+const UPDATES: Channel = Channel {
+    unit: "updates",
+    about: "task storage updates: the getpgid() calls the storage program saw",
+    ..HITS
+};
+/// Storage updates per second.
+const UPDATES_FIGURE: Figure = Figure {
+    unit: "updates/s",
+    ..figures::HITS
+};
+const GP_NS: Channel = Channel::duration(
+    "grace period time",
+    "the RCU Tasks Trace grace periods' time, from their first step to their end, summed",
+)
+.was(Slot::Extra(0));
+const GRACE_PERIODS: Channel = Channel::counter(
+    "grace periods",
+    "grace periods",
+    "RCU Tasks Trace grace periods that ended",
+)
+.was(Slot::Extra(1));
+const TICKS: Channel = Channel::counter(
+    "kthread ticks",
+    "ticks",
+    "the RCU Tasks Trace kthread's system-time ticks (0 without --kthread_pid, as upstream)",
+)
+.was(Slot::Extra(2));
+const CHANNELS: [Channel; 4] = [UPDATES, GP_NS, GRACE_PERIODS, TICKS];
+
+/// A second's mean grace period, in ns, and in µs; its ticks per grace
+/// period. A second in which none ended has neither (left out of the
+/// means, where the kernel runner's would be NaN).
+const LATENCY_NS: Sec = Sec::Div(&Sec::Value(&GP_NS), &Sec::Value(&GRACE_PERIODS));
+const LATENCY_US: Sec = Sec::Div(&LATENCY_NS, &Sec::Const(1e3));
+const TICKS_PER_GP: Sec = Sec::Div(&Sec::Value(&TICKS), &Sec::Value(&GRACE_PERIODS));
 
 /// A grace period's mean time, in µs, lower is better.
 pub const GP_LATENCY: Figure = Figure {
     name: "grace period latency",
-    unit: "grace period latency us",
+    unit: "us/grace period",
     better: Better::Lower,
-    of_run: |run| figures::kept(run, KEPT_LATENCY),
-    per_second: None,
-    show: |us| format!("{us:.3} us"),
-    show_spread: |us, sd| format!("{us:.3} \u{b1} {sd:.3} us"),
+    show: Show::Decimals(3),
+    value: Value::PerSecond(&LATENCY_US),
 };
 
 /// The kthread's system ticks per grace period (0 without `--kthread_pid`).
 pub const GP_TICKS: Figure = Figure {
     name: "ticks per grace period",
-    unit: "ticks per grace period",
-    better: Better::Lower,
-    of_run: |run| figures::kept(run, KEPT_TICKS),
-    per_second: None,
-    show: |ticks| format!("{ticks:.3} ticks"),
-    show_spread: |ticks, sd| format!("{ticks:.3} \u{b1} {sd:.3} ticks"),
+    unit: "ticks/grace period",
+    value: Value::PerSecond(&TICKS_PER_GP),
+    ..GP_LATENCY
+};
+
+/// As C prints a double: `-nan` where nothing ended.
+const C_6: Num = Num::fixed(0, 6).missing(Missing::CNan);
+const C_3: Num = Num::fixed(0, 3).missing(Missing::CNan);
+/// The kernel runner's two `SUMMARY` lines.
+const SUMMARY: &[Line] = &[
+    Line::Always(&[
+        Piece::Text("SUMMARY tasks_trace grace period latency\tavg "),
+        Piece::Num(Agg::Mean(&LATENCY_US), C_3),
+        Piece::Text(" us\tstddev "),
+        Piece::Num(Agg::Sd(&LATENCY_US), C_3),
+        Piece::Text(" us"),
+    ]),
+    Line::Always(&[
+        Piece::Text("SUMMARY ticks per tasks_trace grace period\tavg "),
+        Piece::Num(Agg::Mean(&TICKS_PER_GP), C_3),
+        Piece::Text("\tstddev "),
+        Piece::Num(Agg::Sd(&TICKS_PER_GP), C_3),
+    ]),
+];
+
+/// The kernel runner's local-storage-tasks-trace lines: each second the
+/// mean grace period and the ticks per grace period (hidden by `-q`, as
+/// upstream's), and the two `SUMMARY` lines (after a fixed run's block too).
+const LINES: Lines = Lines {
+    tick: &[
+        Piece::Text("Iter "),
+        Piece::Iteration(0),
+        Piece::Text("\t avg tasks_trace grace period latency\t"),
+        Piece::Num(Agg::Mean(&LATENCY_NS), C_6),
+        Piece::Text(" ns\nIter "),
+        Piece::Iteration(0),
+        Piece::Text("\t avg ticks per tasks_trace grace period\t"),
+        Piece::Num(Agg::Mean(&TICKS_PER_GP), C_6),
+    ],
+    ticks_when_quiet: false,
+    summary: SUMMARY,
+    fixed: Fixed::Runner {
+        counts: lines::HITS_COUNTS,
+        after: SUMMARY,
+    },
+    ..lines::HITS
 };
 
 /// The helper the storage program calls (with bpf_get_current_task_btf,
@@ -108,21 +175,18 @@ static OPTIONS: [BenchOption; 2] = [
 ];
 
 pub static BENCHES: &[&dyn Benchmark] = &[&TasksTrace {
-    info: Info {
-        metric: Metric::TasksTrace,
-        // The grace period first; the storage updates per second (every
-        // process's getpgid() calls) last.
-        figures: &[GP_LATENCY, GP_TICKS, figures::HITS],
-        ..Info::hits(
-            "local-storage-tasks-trace",
-            "RCU Tasks Trace grace periods while --nr_procs sleepers and one producer create \
-             and delete task local storage on getpgid(): grace period latency and kthread \
-             ticks per grace period",
-        )
-        .untimed("one of its operations is one getpgid(); what it measures is grace periods")
-        .needs(Needs::Link)
-        .options(&OPTIONS)
-    },
+    // The grace period first; the storage updates per second (every
+    // process's getpgid() calls) last.
+    info: Info::hits(
+        "local-storage-tasks-trace",
+        "RCU Tasks Trace grace periods while --nr_procs sleepers and one producer create \
+         and delete task local storage on getpgid(): grace period latency and kthread \
+         ticks per grace period",
+    )
+    .untimed("one of its operations is one getpgid(); what it measures is grace periods")
+    .needs(Needs::Link)
+    .options(&OPTIONS)
+    .declares(&CHANNELS, &[GP_LATENCY, GP_TICKS, UPDATES_FIGURE], LINES),
 }];
 
 struct TasksTrace {
@@ -145,17 +209,18 @@ impl Benchmark for TasksTrace {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let mut workload = attached(config)?;
         let nr_procs = config.params.number(&NR_PROCS) as usize;
         workload.sleepers = Sleepers::spawn(nr_procs)?;
-        Ok(Box::new(workload))
+        Ok(SetUp::producers(workload).from_trigger(TriggerUsed::own(FENTRY_GETPGID)))
     }
 
     /// Loads and attaches without forking the sleepers: the probe asks only
     /// whether the kernel takes the programs.
-    fn setup_to_probe(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(attached(config)?))
+    fn setup_to_probe(&self, config: &RunConfig) -> Result<SetUp> {
+        let workload = attached(config)?;
+        Ok(SetUp::producers(workload).from_trigger(TriggerUsed::own(FENTRY_GETPGID)))
     }
 }
 
@@ -214,10 +279,7 @@ fn attached(config: &RunConfig) -> Result<TasksTraceWorkload> {
         _links: links,
         hits,
         kthread_pid,
-        gp: Mutex::new(GpLog {
-            ticks_at_start,
-            ..GpLog::default()
-        }),
+        ticks_at_start,
         skel,
     })
 }
@@ -249,18 +311,6 @@ fn stime_of(stat: &str) -> Option<u64> {
     after_comm.split_whitespace().nth(12)?.parse().ok()
 }
 
-/// What the grace-period programs counted, as cumulative readings, and the
-/// measured part's share of each second.
-#[derive(Default)]
-struct GpLog {
-    ticks_at_start: u64,
-    /// The last reading: ns of grace periods, grace periods, kthread ticks.
-    last: [u64; 3],
-    measuring: bool,
-    /// Each measured interval's (ns, grace periods, ticks).
-    measured: Vec<[u64; 3]>,
-}
-
 struct TasksTraceWorkload {
     // Fields drop in order: the sleepers die first, then the links detach,
     // then the object is closed.
@@ -268,7 +318,8 @@ struct TasksTraceWorkload {
     _links: Vec<libbpf_rs::Link>,
     hits: HitCounters,
     kthread_pid: u32,
-    gp: Mutex<GpLog>,
+    /// The kthread's ticks at set-up, which its readings count from.
+    ticks_at_start: u64,
     skel: bpf::Owned<TasksTraceSkel<'static>>,
 }
 
@@ -307,93 +358,17 @@ impl Workload for TasksTraceWorkload {
         })
     }
 
-    /// The storage updates counted; beside them, a reading of the grace
-    /// periods and ticks, whose measured share is kept.
-    fn measure(&self, _ops: u64) -> Counts {
+    /// The storage updates, and the grace periods' time, count and the
+    /// kthread's ticks (a failed read of those is unknown, not zero).
+    fn read(&self, _ops: u64) -> Readings {
         let (ns, periods, _) = self.counters();
-        let mut log = self.gp.lock().unwrap_or_else(|e| e.into_inner());
         let ticks = match self.kthread_pid {
-            0 => 0,
-            // A kthread gone since set-up adds no ticks.
-            pid => kthread_ticks(pid).map_or(log.last[2], |t| t.saturating_sub(log.ticks_at_start)),
+            0 => Some(0),
+            pid => kthread_ticks(pid)
+                .ok()
+                .map(|t| t.saturating_sub(self.ticks_at_start)),
         };
-        let now = [ns, periods, ticks];
-        if log.measuring {
-            let delta = [0, 1, 2].map(|i| now[i].saturating_sub(log.last[i]));
-            log.measured.push(delta);
-        }
-        log.last = now;
-        self.hits.counts()
-    }
-
-    /// The readings `measure` took, so that each second's sample carries
-    /// its grace periods (for its progress lines).
-    fn extra_counts(&self) -> Vec<u64> {
-        let log = self.gp.lock().unwrap_or_else(|e| e.into_inner());
-        log.last.to_vec()
-    }
-
-    fn measuring(&self, on: bool) {
-        let mut log = self.gp.lock().unwrap_or_else(|e| e.into_inner());
-        if on {
-            log.measured.clear();
-        }
-        log.measuring = on;
-    }
-
-    fn figures(&self) -> Vec<(&'static str, f64)> {
-        let log = self.gp.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(stats) = GpStats::of(&log.measured) else {
-            return Vec::new();
-        };
-        vec![
-            (KEPT_LATENCY, stats.latency_us.0),
-            (KEPT_LATENCY_SD, stats.latency_us.1),
-            (KEPT_TICKS, stats.ticks.0),
-            (KEPT_TICKS_SD, stats.ticks.1),
-            (KEPT_SECONDS, stats.seconds as f64),
-        ]
-    }
-
-    fn trigger(&self) -> Option<TriggerUsed> {
-        Some(TriggerUsed {
-            path: TriggerPath::FentryGetpgid,
-            refused: None,
-        })
-    }
-}
-
-/// The means and sds (n - 1) over measured intervals of a grace period's
-/// latency in µs and of ticks per grace period, as the kernel runner's
-/// SUMMARY lines; intervals in which no grace period ended are left out
-/// (the kernel runner's mean would be NaN).
-#[derive(Debug, PartialEq)]
-pub struct GpStats {
-    pub latency_us: (f64, f64),
-    pub ticks: (f64, f64),
-    pub seconds: usize,
-}
-
-impl GpStats {
-    pub fn of(intervals: &[[u64; 3]]) -> Option<GpStats> {
-        let with_gp: Vec<&[u64; 3]> = intervals.iter().filter(|i| i[1] > 0).collect();
-        if with_gp.is_empty() {
-            return None;
-        }
-        let latency: Vec<f64> = with_gp
-            .iter()
-            .map(|i| i[0] as f64 / 1000.0 / i[1] as f64)
-            .collect();
-        let ticks: Vec<f64> = with_gp.iter().map(|i| i[2] as f64 / i[1] as f64).collect();
-        let mean_sd = |v: &[f64]| {
-            let m = crate::stats::mean_sd(v);
-            (m.mean, m.sd)
-        };
-        Some(GpStats {
-            latency_us: mean_sd(&latency),
-            ticks: mean_sd(&ticks),
-            seconds: with_gp.len(),
-        })
+        vec![Some(self.hits.total()), Some(ns), Some(periods), ticks]
     }
 }
 
@@ -410,15 +385,35 @@ mod tests {
         assert_eq!(stime_of("garbage"), None);
     }
 
+    /// The kernel runner's lines, to the tab; the summary is over the
+    /// seconds in which a grace period ended.
     #[test]
-    fn summaries_are_over_the_seconds_that_saw_a_grace_period() {
+    fn lines_are_the_kernel_runners() {
+        use crate::report::lines::testing;
+        let bench = "local-storage-tasks-trace";
+        assert_eq!(
+            testing::tick(bench, &[12, 90_000_000, 4, 2], 1),
+            "Iter 3\t avg tasks_trace grace period latency\t22500000.000000 ns\n\
+             Iter 3\t avg ticks per tasks_trace grace period\t0.500000"
+        );
+        assert_eq!(
+            testing::tick(bench, &[12, 0, 0, 0], 1),
+            "Iter 3\t avg tasks_trace grace period latency\t-nan ns\n\
+             Iter 3\t avg ticks per tasks_trace grace period\t-nan"
+        );
         // Two seconds: 4 periods of 25 ms and 2 ticks; 2 of 75 ms and 4
         // ticks; a second without a period is left out.
-        let stats = GpStats::of(&[[100_000_000, 4, 2], [0, 0, 0], [150_000_000, 2, 4]]).unwrap();
-        assert_eq!(stats.seconds, 2);
-        assert_eq!(stats.latency_us.0, 50_000.0);
-        assert!((stats.latency_us.1 - 35_355.339).abs() < 1e-3, "{stats:?}");
-        assert_eq!(stats.ticks, (1.25, (2.0f64 * 0.75 * 0.75).sqrt()));
-        assert_eq!(GpStats::of(&[[0, 0, 0]]), None);
+        let seconds = [[1, 100_000_000, 4, 2], [1, 0, 0, 0], [1, 150_000_000, 2, 4]];
+        assert_eq!(
+            testing::summary(bench, &seconds, 1),
+            [
+                "SUMMARY tasks_trace grace period latency\tavg 50000.000 us\tstddev 35355.339 us",
+                "SUMMARY ticks per tasks_trace grace period\tavg 1.250\tstddev 1.061"
+            ]
+        );
+        let none = testing::summary(bench, &[[1u64, 0, 0, 0]], 1);
+        assert!(none[0].contains("avg -nan us"), "{none:?}");
+        let run = testing::run(bench, &seconds, 1);
+        assert_eq!(run.figure("grace period latency"), Some(50_000.0));
     }
 }

@@ -12,14 +12,15 @@ use libbpf_rs::{ProgramInput, ProgramMut};
 use super::{Benchmark, Info};
 use crate::bpf::skel::timing::{TimingSkel, TimingSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
+use crate::channels::{Channel, Final, Readings, HITS};
 use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
-use crate::figures::{self, Better, Figure};
+use crate::figures::{self, Agg, Better, Figure, Show, Value};
 use crate::kernel;
-use crate::results::RunRecord;
-use crate::runner::{Counts, ProducerCtx, Workload};
+use crate::lines::{self, Cond, Line, Lines, Num, Piece};
+use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
 use crate::stats::timing::{self, TimingStats};
-use crate::trigger_path::{TriggerPath, TriggerUsed};
+use crate::trigger_path::{Trigger, TriggerUsed};
 
 /// may_goto's budget and bpf_loop's limit are 2^23 passes, and calibration
 /// runs twice the batch.
@@ -48,69 +49,131 @@ pub const MACHINE_READABLE: FlagOption = FlagOption {
     help: "Print the timing as a machine-readable RESULT line",
 };
 
-/// What the run keeps (`Workload::figures`), by name.
-pub const KEPT_SAMPLES: &str = "samples";
-pub const KEPT_MEDIAN: &str = "median";
-pub const KEPT_STDDEV: &str = "stddev";
-pub const KEPT_CV: &str = "cv";
-pub const KEPT_MIN: &str = "min";
-pub const KEPT_P99: &str = "p99";
-pub const KEPT_MAX: &str = "max";
+/// The kernel runner's loop: may_goto in a syscall program.
+pub const SYSCALL_MAY_GOTO: Trigger = Trigger {
+    name: "syscall-may-goto",
+    words: "may_goto loop in a syscall program run by BPF_PROG_TEST_RUN",
+    needs: Needs::RunProgram,
+    fallback: false,
+};
+
+/// Where the kernel lacks may_goto: a bpf_loop() loop instead.
+pub const SYSCALL_BPF_LOOP: Trigger = Trigger {
+    name: "syscall-bpf-loop",
+    words: "bpf_loop() loop in a syscall program run by BPF_PROG_TEST_RUN",
+    needs: Needs::RunProgram,
+    fallback: false,
+};
+
+/// The measured seconds' batches, each one's time per call, summed up once
+/// the run is over (outliers cut, as the kernel runner does).
+const fn per_call(name: &'static str, about: &'static str) -> Channel {
+    Channel::once(name, "ns/op", about)
+}
+const SAMPLES: Channel = Channel::once(
+    "samples",
+    "batches",
+    "the measured batches the per-call times come from",
+);
+const MEDIAN_NS: Channel = per_call("median", "the median time per call");
+const STDDEV_NS: Channel = per_call("stddev", "the per-call times' standard deviation");
+const CV_PCT: Channel = Channel::once("cv", "%", "the per-call times' coefficient of variation");
+const MIN_NS: Channel = per_call("min", "the shortest time per call");
+const P99_NS: Channel = per_call("p99", "the 99th percentile of the time per call");
+const MAX_NS: Channel = per_call("max", "the longest time per call");
+
+const CHANNELS: [Channel; 8] = [
+    HITS, SAMPLES, MEDIAN_NS, STDDEV_NS, CV_PCT, MIN_NS, P99_NS, MAX_NS,
+];
 
 /// A time per call, in ns, as the run kept it.
-const fn ns_figure(
-    name: &'static str,
-    unit: &'static str,
-    of_run: fn(&RunRecord) -> Option<f64>,
-) -> Figure {
+const fn ns_figure(name: &'static str, value: &'static Agg) -> Figure {
     Figure {
         name,
-        unit,
+        unit: "ns/op",
         better: Better::Lower,
-        of_run,
-        per_second: None,
-        show: ns_per_op,
-        show_spread: ns_per_op_with_sd,
+        show: Show::Decimals(2),
+        value: Value::OfRun(value),
     }
 }
 
 /// The per-call time's median and 99th percentile, and its spread.
-pub const MEDIAN: Figure = ns_figure("median", "median ns/op", |run| {
-    figures::kept(run, KEPT_MEDIAN)
-});
-pub const P99: Figure = ns_figure("p99", "p99 ns/op", |run| figures::kept(run, KEPT_P99));
+pub const MEDIAN: Figure = ns_figure("median", &Agg::Final(&MEDIAN_NS));
+pub const P99: Figure = ns_figure("p99", &Agg::Final(&P99_NS));
 pub const CV: Figure = Figure {
-    name: "cv",
-    unit: "cv %",
-    better: Better::Lower,
-    of_run: |run| figures::kept(run, KEPT_CV),
-    per_second: None,
-    show: |pct| format!("{pct:.2} %"),
-    show_spread: |mean, sd| format!("{mean:.2} \u{b1} {sd:.2} %"),
+    unit: "%",
+    ..ns_figure("cv", &Agg::Final(&CV_PCT))
 };
 
-fn ns_per_op(ns: f64) -> String {
-    format!("{ns:.2} ns/op")
-}
+const TWO: Num = Num::fixed(0, 2);
+const SAMPLE_COUNT: Agg = Agg::Final(&SAMPLES);
 
-fn ns_per_op_with_sd(mean: f64, sd: f64) -> String {
-    format!("{mean:.2} \u{b1} {sd:.2} ns/op")
-}
+/// After the summary (and a fixed run's block), the kernel runner's
+/// timing line: `--machine-readable`'s `RESULT` line, or the median's.
+const LINES: Lines = Lines {
+    after_summary: &[
+        Line::When(
+            Cond::All(&[
+                Cond::Exists(SAMPLE_COUNT),
+                Cond::Not(&Cond::Positive(SAMPLE_COUNT)),
+            ]),
+            &[Piece::Text("No timing samples collected.")],
+        ),
+        Line::When(
+            Cond::All(&[Cond::Positive(SAMPLE_COUNT), Cond::Flag(&MACHINE_READABLE)]),
+            &[
+                Piece::Text("RESULT scenario="),
+                Piece::Bench,
+                Piece::Text(" samples="),
+                Piece::Num(SAMPLE_COUNT, Num::whole(0)),
+                Piece::Text(" median="),
+                Piece::Num(Agg::Final(&MEDIAN_NS), TWO),
+                Piece::Text(" stddev="),
+                Piece::Num(Agg::Final(&STDDEV_NS), TWO),
+                Piece::Text(" cv="),
+                Piece::Num(Agg::Final(&CV_PCT), TWO),
+                Piece::Text(" min="),
+                Piece::Num(Agg::Final(&MIN_NS), TWO),
+                Piece::Text(" p99="),
+                Piece::Num(Agg::Final(&P99_NS), TWO),
+                Piece::Text(" max="),
+                Piece::Num(Agg::Final(&MAX_NS), TWO),
+            ],
+        ),
+        Line::When(
+            Cond::All(&[
+                Cond::Positive(SAMPLE_COUNT),
+                Cond::Not(&Cond::Flag(&MACHINE_READABLE)),
+            ]),
+            &[
+                Piece::Bench,
+                Piece::Text(": median "),
+                Piece::Num(Agg::Final(&MEDIAN_NS), TWO),
+                Piece::Text(" ns/op, stddev "),
+                Piece::Num(Agg::Final(&STDDEV_NS), TWO),
+                Piece::Text(", p99 "),
+                Piece::Num(Agg::Final(&P99_NS), TWO),
+                Piece::Text(" ("),
+                Piece::Num(SAMPLE_COUNT, Num::whole(0)),
+                Piece::Text(" samples)"),
+            ],
+        ),
+    ],
+    ..lines::HITS
+};
 
 pub static BENCHES: &[&dyn Benchmark] = &[&BpfNop {
-    info: Info {
-        figures: &[figures::HITS, MEDIAN, P99, CV],
-        ..Info::hits(
-            "bpf-nop",
-            "an empty body in a BPF loop, timed per CPU inside BPF in ~10 ms batches",
-        )
-        .needs(Needs::RunProgram)
-        .untimed("the body's calls are timed inside BPF, a batch at a time")
-        .options(&[
-            BenchOption::Number(BATCH_ITERS),
-            BenchOption::Flag(MACHINE_READABLE),
-        ])
-    },
+    info: Info::hits(
+        "bpf-nop",
+        "an empty body in a BPF loop, timed per CPU inside BPF in ~10 ms batches",
+    )
+    .needs(Needs::RunProgram)
+    .untimed("the body's calls are timed inside BPF, a batch at a time")
+    .options(&[
+        BenchOption::Number(BATCH_ITERS),
+        BenchOption::Flag(MACHINE_READABLE),
+    ])
+    .declares(&CHANNELS, &[figures::HITS, MEDIAN, P99, CV], LINES),
 }];
 
 struct BpfNop {
@@ -177,24 +240,26 @@ impl Benchmark for BpfNop {
         &self.info
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let mut workload = self.load(config)?;
         if workload.batch == 0 {
             workload.batch = workload.calibrate()?;
         }
         workload.area.set_batch(workload.batch);
         workload.area.reset();
-        Ok(Box::new(workload))
+        let used = workload.used.clone();
+        Ok(SetUp::producers(workload).from_trigger(used))
     }
 
     // The batch is sized by timing it, and a machine too noisy (an emulated
     // guest) refuses the run: that says nothing of whether the kernel loads
     // and runs the program, which one run of a small batch does.
-    fn setup_to_probe(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup_to_probe(&self, config: &RunConfig) -> Result<SetUp> {
         let workload = self.load(config)?;
         workload.area.set_batch(SEED_BATCH);
         workload.run_once(&workload.program()?)?;
-        Ok(Box::new(workload))
+        let used = workload.used.clone();
+        Ok(SetUp::producers(workload).from_trigger(used))
     }
 }
 
@@ -209,13 +274,7 @@ impl BpfNop {
     /// said as the run's trigger.
     fn load(&self, config: &RunConfig) -> Result<NopWorkload> {
         let (skel, used) = match load_program(MAY_GOTO_PROGRAM) {
-            Ok(skel) => {
-                let used = TriggerUsed {
-                    path: TriggerPath::SyscallMayGoto,
-                    refused: None,
-                };
-                (skel, used)
-            }
+            Ok(skel) => (skel, TriggerUsed::own(SYSCALL_MAY_GOTO)),
             // The verifier rejects an instruction it does not know with
             // EINVAL; any other refusal is not about the loop.
             Err(err) if bpf::errno(&err) == Some(libc::EINVAL) => {
@@ -224,8 +283,8 @@ impl BpfNop {
                     .map_err(|e| bpf::load_error("the bpf-nop program", &e))?;
                 let why = kernel::needs_linux("the may_goto instruction needs", "6.9");
                 let used = TriggerUsed {
-                    path: TriggerPath::SyscallBpfLoop,
-                    refused: Some((TriggerPath::SyscallMayGoto, why)),
+                    path: SYSCALL_BPF_LOOP,
+                    refused: Some((SYSCALL_MAY_GOTO, why)),
                 };
                 (skel, used)
             }
@@ -301,7 +360,7 @@ impl NopWorkload {
 
     fn program_name(&self) -> &'static str {
         match self.used.path {
-            TriggerPath::SyscallBpfLoop => BPF_LOOP_PROGRAM,
+            SYSCALL_BPF_LOOP => BPF_LOOP_PROGRAM,
             _ => MAY_GOTO_PROGRAM,
         }
     }
@@ -358,12 +417,8 @@ impl Workload for NopWorkload {
         })
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
-        self.hits.counts()
-    }
-
-    fn trigger(&self) -> Option<TriggerUsed> {
-        Some(self.used.clone())
+    fn read(&self, _ops: u64) -> Readings {
+        self.hits.readings()
     }
 
     fn measuring(&self, on: bool) {
@@ -373,24 +428,60 @@ impl Workload for NopWorkload {
         self.area.set_enabled(on);
     }
 
-    fn figures(&self) -> Vec<(&'static str, f64)> {
+    fn facts(&self) -> Facts {
         let per_call: Vec<f64> = self
             .area
             .batch_times()
             .into_iter()
             .map(|ns| ns as f64 / self.batch as f64)
             .collect();
-        let Some(s) = TimingStats::of(&per_call) else {
-            return vec![(KEPT_SAMPLES, 0.0)];
+        let finals = match TimingStats::of(&per_call) {
+            None => vec![Final::of(&SAMPLES, 0.0)],
+            Some(s) => vec![
+                Final::of(&SAMPLES, s.samples as f64),
+                Final::of(&MEDIAN_NS, s.median),
+                Final::of(&STDDEV_NS, s.stddev),
+                Final::of(&CV_PCT, s.cv_pct),
+                Final::of(&MIN_NS, s.min),
+                Final::of(&P99_NS, s.p99),
+                Final::of(&MAX_NS, s.max),
+            ],
         };
-        vec![
-            (KEPT_SAMPLES, s.samples as f64),
-            (KEPT_MEDIAN, s.median),
-            (KEPT_STDDEV, s.stddev),
-            (KEPT_CV, s.cv_pct),
-            (KEPT_MIN, s.min),
-            (KEPT_P99, s.p99),
-            (KEPT_MAX, s.max),
-        ]
+        Facts {
+            finals,
+            ..Facts::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::lines::testing;
+
+    #[test]
+    fn the_timing_line_follows_the_summary() {
+        let finals = [
+            ("samples", None, 2712.0),
+            ("median", None, 0.84),
+            ("stddev", None, 0.1),
+            ("cv", None, 11.9),
+            ("min", None, 0.8),
+            ("p99", None, 1.2),
+            ("max", None, 3.0),
+        ];
+        let lines = testing::summary_with("bpf-nop", &[[1u64]], 1, &finals);
+        assert_eq!(
+            lines[1],
+            "bpf-nop: median 0.84 ns/op, stddev 0.10, p99 1.20 (2712 samples)"
+        );
+        let none = testing::summary_with("bpf-nop", &[[1u64]], 1, &[("samples", None, 0.0)]);
+        assert_eq!(none[1], "No timing samples collected.");
+        let fixed = testing::fixed_with("bpf-nop", &[1], 1, &finals);
+        assert_eq!(
+            fixed.last().map(String::as_str),
+            Some("bpf-nop: median 0.84 ns/op, stddev 0.10, p99 1.20 (2712 samples)")
+        );
+        let run = testing::run_with("bpf-nop", &[[1u64]], 1, &finals);
+        assert_eq!(run.figure("median"), Some(0.84));
     }
 }

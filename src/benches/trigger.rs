@@ -12,12 +12,13 @@ use super::{Benchmark, Info};
 use crate::bpf::skel::trigger::{TriggerSkel, TriggerSkelBuilder};
 use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
+use crate::channels::Readings;
 use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::kernel;
 use crate::progress::{self, Progress};
-use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
+use crate::runner::{ConsumerCtx, ProducerCtx, SetUp, Workload};
 
 pub const BATCH_ITERS: NumberOption = NumberOption {
     long: "trig-batch-iters",
@@ -212,10 +213,11 @@ const fn trigger(
         })
         .options(&[BenchOption::Number(BATCH_ITERS)]);
     KernelTrigger {
-        // Every counting program takes a body; the baseline has none.
+        // Every counting program takes a body; the baseline has none, and
+        // its driver's counts are read the same way (no record to drop).
         info: match probe {
             Some(_) => info.bodies(),
-            None => info,
+            None => info.with_drops(),
         },
         driver,
         probe,
@@ -307,7 +309,7 @@ impl Benchmark for KernelTrigger {
         &self.info
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let batch = config.params.number(&BATCH_ITERS);
         self.check_kernel()?;
         let mut storage = bpf::ObjectStorage::new();
@@ -359,7 +361,7 @@ impl Benchmark for KernelTrigger {
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
         let hits = unsafe { bpf::hit_counters!(skel)? };
-        Ok(Box::new(DrivenTrigger {
+        Ok(SetUp::producers(DrivenTrigger {
             _everywhere: everywhere,
             _link: link,
             body,
@@ -503,8 +505,8 @@ impl Workload for DrivenTrigger {
         self.body.consume(ctx)
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
-        self.body.counts(&self.hits)
+    fn read(&self, _ops: u64) -> Readings {
+        self.body.readings(&self.hits)
     }
 }
 

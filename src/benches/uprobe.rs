@@ -12,11 +12,12 @@ use super::{Benchmark, Info};
 use crate::bpf::skel::uprobe::UprobeSkelBuilder;
 use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
+use crate::channels::Readings;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
 use crate::probe_path::{self, ProbePath};
-use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
+use crate::runner::{ConsumerCtx, Facts, ProducerCtx, SetUp, Workload};
 use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
@@ -178,8 +179,8 @@ impl Benchmark for Baseline {
     fn info(&self) -> &Info {
         &self.info
     }
-    fn setup(&self, _config: &RunConfig) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(Counted {
+    fn setup(&self, _config: &RunConfig) -> Result<SetUp> {
+        Ok(SetUp::producers(Counted {
             work: self.work,
             slots: (0..SLOTS).map(|_| Slot::default()).collect(),
         }))
@@ -213,14 +214,14 @@ impl Workload for Counted {
         Ok(())
     }
 
-    fn measure(&self, ops: u64) -> Counts {
+    fn read(&self, ops: u64) -> Readings {
         let hits = match self.work {
             BaselineOp::CallNopUncounted => ops,
             BaselineOp::CallNop | BaselineOp::Getpgid => {
                 self.slots.iter().map(|s| s.0.load(Relaxed)).sum()
             }
         };
-        Counts { hits, drops: 0 }
+        vec![Some(hits)]
     }
 }
 
@@ -281,7 +282,7 @@ impl Benchmark for UprobeBench {
         &self.info
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let exe = Path::new(SELF_EXE);
         let offset = targets::resolve(exe, self.target)?;
         let offset = usize::try_from(offset)
@@ -336,7 +337,7 @@ impl Benchmark for UprobeBench {
         // the workload beside the counters, dropped after them.
         let hits = unsafe { bpf::hit_counters!(skel)? };
         let workload = ProbedTarget::new(link, body, hits, skel, self.target);
-        Ok(Box::new(workload))
+        Ok(SetUp::producers(workload))
     }
 }
 
@@ -405,19 +406,23 @@ impl<S: Sync> Workload for ProbedTarget<S> {
         self.body.consume(ctx)
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
-        self.body.counts(&self.hits)
+    fn read(&self, _ops: u64) -> Readings {
+        self.body.readings(&self.hits)
     }
 
-    fn probe_path(&self) -> Option<Result<ProbePath>> {
-        if self.target == Target::UsdtNop5 {
-            return Some(self.target.with_fn(nop_pair_path));
+    fn facts(&self) -> Facts {
+        let path = match self.target {
+            Target::UsdtNop5 => self.target.with_fn(nop_pair_path),
+            _ => {
+                let original = self.target.expected_bytes();
+                self.target
+                    .with_fn(|function| probe_path::detect(function, original))
+            }
+        };
+        Facts {
+            probe_path: Some(path),
+            ..Facts::default()
         }
-        let original = self.target.expected_bytes();
-        Some(
-            self.target
-                .with_fn(|function| probe_path::detect(function, original)),
-        )
     }
 }
 

@@ -14,7 +14,7 @@ use crate::bpf::Needs;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
-use crate::runner::Workload;
+use crate::runner::SetUp;
 use crate::targets::{self, Target, SELF_EXE};
 
 pub static BENCHES: &[&dyn Benchmark] = &[
@@ -52,7 +52,7 @@ impl Benchmark for UsdtBench {
         &self.info
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let exe = Path::new(SELF_EXE);
         // libbpf finds the site through the note; the site is the function's
         // first instruction, so the symbol check vouches for the instruction.
@@ -86,7 +86,7 @@ impl Benchmark for UsdtBench {
         // the workload beside the counters, dropped after them.
         let hits = unsafe { bpf::hit_counters!(skel)? };
         let workload = ProbedTarget::new(link, body, hits, skel, self.target);
-        Ok(Box::new(workload))
+        Ok(SetUp::producers(workload))
     }
 }
 

@@ -11,14 +11,14 @@ use crate::benches::{self, Benchmark};
 use crate::bpf;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::figures::Figure;
+use crate::figures::{Figure, Frame, Value, View};
 use crate::interrupt;
 use crate::report::calibrate as lines;
 use crate::report::console::Console;
 use crate::runner::affinity::{self, Affinity, Placement};
 use crate::runner::inject::{self, Blocks, Injected, Spin};
 use crate::runner::phases::RunSeconds;
-use crate::runner::{self, Workload};
+use crate::runner::{self, Prepared, Workload};
 use crate::stats::mean_sd;
 
 /// Everything a run of the calibration needs.
@@ -212,28 +212,41 @@ fn timed(
     metric: &Figure,
     spin: Option<Spin>,
 ) -> Result<Vec<f64>> {
+    let Prepared::Producers(inner) = bench.setup(config)?.run else {
+        return Err(Error::usage(format!(
+            "{} runs attach cycles, which calibrate does not time",
+            bench.name()
+        )));
+    };
     let workload: Box<dyn Workload> = match spin {
-        None => bench.setup(config)?,
-        Some(spin) => Box::new(Injected {
-            inner: bench.setup(config)?,
-            spin,
-        }),
+        None => inner,
+        Some(spin) => Box::new(Injected { inner, spin }),
     };
     let timing = RunSeconds {
         warmup_secs: config.warmup_secs,
         duration_secs: config.duration_secs,
     };
-    let samples = runner::run_timed(workload.as_ref(), placement, timing, &mut [])?;
+    let kinds = bench.ticked_kinds();
+    let samples = runner::run_timed(workload.as_ref(), placement, timing, &kinds, &mut [])?;
     drop(workload);
-    Ok(samples
-        .iter()
-        .filter(|s| !s.warmup)
-        .map(
-            metric
-                .per_second
-                .unwrap_or(crate::stats::Sample::hits_per_sec),
-        )
-        .collect())
+    let Value::PerSecond(per_second) = metric.value else {
+        return Err(Error::usage(format!(
+            "{}'s headline ({}) has no value each second for calibrate to time",
+            bench.name(),
+            metric.name
+        )));
+    };
+    let ticked = bench.ticked_names();
+    let frames = samples.iter().filter(|s| !s.warmup).map(|s| Frame {
+        values: &s.values,
+        elapsed_ns: s.elapsed_ns,
+    });
+    let view = View {
+        producers: config.producers,
+        frames: frames.collect(),
+        ..View::new(&ticked)
+    };
+    Ok(per_second.each(&view))
 }
 
 /// One round: the three arms, in an order rotated by `index`.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::benches;
 use crate::error::{Error, Result};
-use crate::figures::{self, Figure};
+use crate::figures::FigureDecl;
 use crate::report::compare as lines;
 use crate::results::{Options, ResultFile, RunRecord};
 use crate::stats::mean_sd;
@@ -23,6 +23,8 @@ pub(super) struct Entry {
     pub(super) option_set: BTreeMap<String, String>,
     /// The identity of the interleaved invocation that wrote the file.
     pub(super) interleaved: Option<String>,
+    /// What its runs are judged by, as its file declares them.
+    pub(super) figures: Vec<FigureDecl>,
 }
 
 impl Entry {
@@ -52,36 +54,28 @@ impl Entry {
         ))
     }
 
-    /// What the pair is judged by: the figures the registry declares for
-    /// the benchmark; for a name it no longer knows, hits, or the attach
-    /// figures where its runs are attach cycles.
-    pub(super) fn figures(&self) -> &'static [Figure] {
-        match benches::find(&self.benchmark) {
-            Some(bench) => bench.figures(),
-            None if self.runs.iter().any(|r| r.cycle().is_some()) => {
-                &[figures::ATTACH, figures::DETACH]
-            }
-            None => &[figures::HITS],
-        }
+    /// Its figure `name`, as its file declares it.
+    pub(super) fn figure(&self, name: &str) -> Option<&FigureDecl> {
+        self.figures.iter().find(|f| f.name == name)
     }
 
-    /// A figure's observations, run by run (each measured second's rate, or
-    /// the run's one value); runs that measured nothing are left out.
-    pub(super) fn observations(&self, figure: &Figure) -> Vec<Vec<f64>> {
+    /// A figure's observations, run by run (each measured second's value,
+    /// or the run's one value); runs that measured nothing are left out.
+    pub(super) fn observations(&self, name: &str) -> Vec<Vec<f64>> {
         self.runs
             .iter()
-            .filter(|run| figures::counts(run, &self.runs))
-            .map(|run| figure.within_run(run))
+            .filter(|run| crate::results::judged(run, &self.runs))
+            .map(|run| run.within_run(name))
             .filter(|seen| !seen.is_empty())
             .collect()
     }
 
     /// Each measured run's mean of a figure, by its round (`repetition`).
-    pub(super) fn round_means(&self, figure: &Figure) -> Vec<(u32, f64)> {
+    pub(super) fn round_means(&self, name: &str) -> Vec<(u32, f64)> {
         self.runs
             .iter()
-            .filter(|run| figures::counts(run, &self.runs))
-            .filter_map(|run| Some((run.repetition?, figure.within_run(run))))
+            .filter(|run| crate::results::judged(run, &self.runs))
+            .filter_map(|run| Some((run.repetition?, run.within_run(name))))
             .filter(|(_, seen)| !seen.is_empty())
             .map(|(round, seen)| (round, mean_sd(&seen).mean))
             .collect()
@@ -151,9 +145,24 @@ fn option_set(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
     set
 }
 
+/// A result file read, and brought to today's layout when it is of an
+/// earlier one (today's meaning of its benchmark gives its channels and
+/// figures); the note that says what it lacked, once.
+pub fn load_result(path: &Path) -> Result<(ResultFile, Option<String>)> {
+    let mut result = ResultFile::load(path)?;
+    let Some(legacy) = result.legacy.clone() else {
+        return Ok((result, None));
+    };
+    let known = benches::find(&result.benchmark);
+    result.upgrade(known.map(|b| (b.channels(), b.figures())));
+    let name = lines::printable(&path.display().to_string());
+    let bench = lines::printable(&result.benchmark);
+    Ok((result, Some(legacy.note(&name, &bench, known.is_some()))))
+}
+
 /// The entries of one side: a result file, or every `.json` file of a
-/// directory, in name order.
-pub(super) fn load_side(path: &Path) -> Result<Vec<Entry>> {
+/// directory, in name order; with the notes its old files need.
+pub(super) fn load_side(path: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
     let files: Vec<PathBuf> = if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?
@@ -172,8 +181,10 @@ pub(super) fn load_side(path: &Path) -> Result<Vec<Entry>> {
         vec![path.to_path_buf()]
     };
     let mut entries = Vec::new();
+    let mut notes = Vec::new();
     for file in files {
-        let result = ResultFile::load(&file)?;
+        let (result, note) = load_result(&file)?;
+        notes.extend(note);
         // Names come from files anyone could have written: never let them
         // drive the terminal.
         let benchmark = lines::printable(&result.benchmark);
@@ -187,6 +198,7 @@ pub(super) fn load_side(path: &Path) -> Result<Vec<Entry>> {
                 option_set: BTreeMap::new(),
                 runs: Vec::new(),
                 interleaved: result.interleaved.clone(),
+                figures: result.figures.clone(),
             });
             continue;
         }
@@ -212,11 +224,12 @@ pub(super) fn load_side(path: &Path) -> Result<Vec<Entry>> {
                 partial: result.partial || runs.iter().any(|r| r.partial),
                 option_set: option_set(&result, head),
                 interleaved: result.interleaved.clone(),
+                figures: result.figures.clone(),
                 runs,
             });
         }
     }
-    Ok(entries)
+    Ok((entries, notes))
 }
 
 #[cfg(test)]

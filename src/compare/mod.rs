@@ -12,9 +12,10 @@ mod pairing;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::figures::Figure;
+use crate::figures::FigureDecl;
 use crate::report::compare::{self as lines, Row, Side};
 use crate::stats::{self, mean_sd, Basis, Better, Change, MeanSd, Sensitivity, Verdict};
+pub use entry::load_result;
 use entry::{load_side, Entry};
 use latency::{latency_rows, latency_series, write_plot};
 use pairing::{pair_label, pair_up, partial_side, Pairing};
@@ -120,13 +121,29 @@ fn percent(text: &str) -> std::result::Result<f64, String> {
 }
 
 /// What one side of a pair shows: mean ± sd of its run means (several
-/// runs), or of its seconds (one run).
-fn side_figures(runs: &[Vec<f64>]) -> MeanSd {
+/// runs), or of its seconds (one run); `None` for a side without one.
+fn side_figures(runs: &[Vec<f64>]) -> Option<MeanSd> {
     if runs.len() >= 2 {
-        mean_sd(&runs.iter().map(|r| mean_sd(r).mean).collect::<Vec<f64>>())
+        Some(mean_sd(
+            &runs.iter().map(|r| mean_sd(r).mean).collect::<Vec<f64>>(),
+        ))
     } else {
-        mean_sd(&runs.iter().flatten().copied().collect::<Vec<f64>>())
+        let seen: Vec<f64> = runs.iter().flatten().copied().collect();
+        (!seen.is_empty()).then(|| mean_sd(&seen))
     }
+}
+
+/// The figures a pair is judged by: the old side's, in its order, then
+/// those only the new side has; each as its own file declares it (the old
+/// side's where both do).
+fn pair_figures(o: &Entry, n: &Entry) -> Vec<FigureDecl> {
+    let mut figures = o.figures.clone();
+    for figure in &n.figures {
+        if o.figure(&figure.name).is_none() {
+            figures.push(figure.clone());
+        }
+    }
+    figures
 }
 
 /// Lists the configurations found on one side only; each fails the gate
@@ -189,65 +206,105 @@ pub struct Comparison {
     pub regression: Option<Error>,
 }
 
+/// What the rows of a comparison add up to as they are made.
+#[derive(Default)]
+struct Tally {
+    report: Vec<String>,
+    regressions: Vec<String>,
+    /// A row judged one run a side by its seconds.
+    single_run: bool,
+    /// A row of no significant change that says what it could have seen.
+    undecided: bool,
+}
+
+impl Tally {
+    /// A row per figure of a pair (the old side's, then the new side's
+    /// own), each judged by its direction, and what the gate says of it.
+    fn figure_rows(&mut self, (o, n): (&Entry, &Entry), label: &str, args: &CompareArgs) {
+        let partial = partial_side(o, n);
+        let figures = pair_figures(o, n);
+        for figure in &figures {
+            let label = match figures.len() {
+                1 => label.to_string(),
+                _ => lines::figure_label(label, &figure.name),
+            };
+            if let (Some(old), Some(new)) = (o.figure(&figure.name), n.figure(&figure.name)) {
+                if old.unit != new.unit {
+                    let line = lines::unlike_units(&label, &old.name, &old.unit, &new.unit);
+                    self.report.push(line);
+                    continue;
+                }
+            }
+            let (old_runs, new_runs) = (o.observations(&figure.name), n.observations(&figure.name));
+            let (change, verdict, sensitivity) =
+                judge((o, n), figure, (&old_runs, &new_runs), args);
+            self.single_run |= change.is_some_and(|c| c.basis == Basis::Seconds);
+            self.undecided |=
+                sensitivity.is_some() && verdict == Some(Verdict::NoSignificantChange);
+            self.report.push(lines::row(&Row {
+                label: &label,
+                figure,
+                old: side_figures(&old_runs),
+                new: side_figures(&new_runs),
+                runs: (old_runs.len(), new_runs.len()),
+                change,
+                verdict,
+                sensitivity,
+                partial,
+            }));
+            let gate = rate_gate(args, &label, figure, (change, verdict));
+            self.regressions.extend(gate);
+        }
+    }
+}
+
 pub fn run(args: &CompareArgs) -> Result<Comparison> {
-    let old = load_side(&args.old)?;
-    let mut report = Vec::new();
-    let mut regressions = Vec::new();
-    let mut single_run = false;
-    let mut undecided = false;
+    let (old, notes) = load_side(&args.old)?;
+    let mut tally = Tally {
+        report: notes,
+        ..Tally::default()
+    };
     let mut plotted: Vec<(String, Vec<[u64; 2]>)> = Vec::new();
     for new_path in &args.new {
-        let new = load_side(new_path)?;
+        let (new, notes) = load_side(new_path)?;
+        tally.report.extend(notes);
         let Pairing { pairs, missing } = pair_up(&old, &new, (&args.old, new_path), args.force)?;
         if args.new.len() > 1 {
-            report.push(lines::section(&args.old, new_path));
+            tally.report.push(lines::section(&args.old, new_path));
         }
-        report.push(lines::header());
-        report_missing(&missing, args, new_path, &mut report, &mut regressions);
+        tally.report.push(lines::header());
+        let (report, regressions) = (&mut tally.report, &mut tally.regressions);
+        report_missing(&missing, args, new_path, report, regressions);
         plotted.extend(latency_series(&pairs));
         for (o, n) in pairs {
             let label = pair_label(&old, &new, o, n);
-            let partial = partial_side(o, n);
             if let Some((side, why)) = o
                 .nothing_measured()
                 .map(|w| ("old", w))
                 .or_else(|| n.nothing_measured().map(|w| ("new", w)))
             {
-                report.push(lines::nothing_to_compare(&label, side, why));
+                tally
+                    .report
+                    .push(lines::nothing_to_compare(&label, side, why));
                 // A benchmark that stopped working on one side must not pass
                 // the gate by having nothing to judge.
                 if args.fail_on_regression.is_some() && !args.allow_missing {
-                    regressions.push(lines::unmeasured_regression(&label, side, why));
+                    let line = lines::unmeasured_regression(&label, side, why);
+                    tally.regressions.push(line);
                 }
                 continue;
             }
-            let figures = o.figures();
-            for figure in figures {
-                let label = match figures.len() {
-                    1 => label.clone(),
-                    _ => lines::figure_label(&label, figure.name),
-                };
-                let (old_runs, new_runs) = (o.observations(figure), n.observations(figure));
-                let (change, verdict, sensitivity) =
-                    judge((o, n), figure, (&old_runs, &new_runs), args);
-                single_run |= change.is_some_and(|c| c.basis == Basis::Seconds);
-                undecided |= sensitivity.is_some() && verdict == Some(Verdict::NoSignificantChange);
-                report.push(lines::row(&Row {
-                    label: &label,
-                    figure,
-                    old: side_figures(&old_runs),
-                    new: side_figures(&new_runs),
-                    runs: (old_runs.len(), new_runs.len()),
-                    change,
-                    verdict,
-                    sensitivity,
-                    partial,
-                }));
-                regressions.extend(rate_gate(args, &label, figure, (change, verdict)));
-            }
-            latency_lines(o, n, args, &label, &mut report, &mut regressions)?;
+            tally.figure_rows((o, n), &label, args);
+            let (report, regressions) = (&mut tally.report, &mut tally.regressions);
+            latency_lines(o, n, args, &label, report, regressions)?;
         }
     }
+    let Tally {
+        mut report,
+        regressions,
+        single_run,
+        undecided,
+    } = tally;
     if single_run {
         report.push(lines::single_run_note());
     }
@@ -273,7 +330,7 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
 fn rate_gate(
     args: &CompareArgs,
     label: &str,
-    figure: &Figure,
+    figure: &FigureDecl,
     (change, verdict): (Option<Change>, Option<Verdict>),
 ) -> Option<String> {
     let limit = args
@@ -293,11 +350,11 @@ fn rate_gate(
 /// otherwise.
 fn judge(
     (o, n): (&Entry, &Entry),
-    figure: &Figure,
+    figure: &FigureDecl,
     (old, new): (&[Vec<f64>], &[Vec<f64>]),
     args: &CompareArgs,
 ) -> (Option<Change>, Option<Verdict>, Option<Sensitivity>) {
-    let (change, sensitivity) = match paired_rounds(o, n, figure) {
+    let (change, sensitivity) = match paired_rounds(o, n, &figure.name) {
         Some((old, new)) => (
             stats::paired_change(&old, &new),
             stats::paired_sensitivity(&old, &new, args.effect, args.noise),
@@ -314,7 +371,7 @@ fn judge(
 /// The run means of the rounds both sides ran, in round order, when the
 /// files prove they came from one interleaved invocation (the same
 /// `interleaved` identity); `None` otherwise, or with fewer than two.
-fn paired_rounds(old: &Entry, new: &Entry, figure: &Figure) -> Option<(Vec<f64>, Vec<f64>)> {
+fn paired_rounds(old: &Entry, new: &Entry, figure: &str) -> Option<(Vec<f64>, Vec<f64>)> {
     if old.interleaved.is_none() || old.interleaved != new.interleaved {
         return None;
     }
@@ -337,9 +394,10 @@ mod tests {
     #[test]
     fn one_run_a_side_shows_its_seconds_several_their_run_means() {
         let one = vec![vec![1.0, 2.0, 3.0]];
-        assert_eq!(side_figures(&one), mean_sd(&[1.0, 2.0, 3.0]));
+        assert_eq!(side_figures(&one), Some(mean_sd(&[1.0, 2.0, 3.0])));
         let three = vec![vec![1.0, 3.0], vec![5.0], vec![8.0, 10.0]];
-        assert_eq!(side_figures(&three), mean_sd(&[2.0, 5.0, 9.0]));
+        assert_eq!(side_figures(&three), Some(mean_sd(&[2.0, 5.0, 9.0])));
+        assert_eq!(side_figures(&[]), None);
     }
 
     #[test]

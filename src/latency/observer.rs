@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::recorder::Recorder;
 use super::{LatencyRecord, RunLatency};
 use crate::runner::phases::RunObserver;
-use crate::runner::{OpTiming, Workload};
+use crate::runner::OpTiming;
 use crate::stats::Sample;
 
 pub struct LatencyObserver {
@@ -47,7 +47,7 @@ impl RunObserver for LatencyObserver {
             .take(&self.recorder, Some(sample.iteration), u32::MAX);
     }
 
-    fn tearing_down(&mut self, _workload: &dyn Workload) {
+    fn tearing_down(&mut self) {
         self.run.take(&self.recorder, None, self.samples);
     }
 }
@@ -55,11 +55,12 @@ impl RunObserver for LatencyObserver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::channels::Kind;
     use crate::error::{Error, Result};
     use crate::latency::recorder::Collected;
     use crate::runner::affinity::{place, Affinity, Placement};
     use crate::runner::phases::RunSeconds;
-    use crate::runner::{run_fixed, run_timed, ProducerCtx};
+    use crate::runner::{run_fixed, run_timed, ProducerCtx, Workload};
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
     /// A producer that spins on nothing.
@@ -95,7 +96,14 @@ mod tests {
     /// calls and operations the run counted, and the operations recorded.
     fn fixed_and_recorded(work: &dyn Workload, producers: usize, calls: u64) -> (u64, u64, u64) {
         let mut observer = timed(producers);
-        let run = run_fixed(work, &unpinned(producers), calls, &mut [&mut observer]).unwrap();
+        let run = run_fixed(
+            work,
+            &unpinned(producers),
+            calls,
+            &[Kind::Counter],
+            &mut [&mut observer],
+        )
+        .unwrap();
         let recorded: u64 = observer
             .0
             .collect(None)
@@ -139,7 +147,14 @@ mod tests {
             warmup_secs: 0,
             duration_secs: 2,
         };
-        let samples = run_timed(&work, &unpinned(1), timing, &mut [&mut observer]).unwrap();
+        let samples = run_timed(
+            &work,
+            &unpinned(1),
+            timing,
+            &[Kind::Counter],
+            &mut [&mut observer],
+        )
+        .unwrap();
         assert_eq!(samples.len(), 2);
         let mut collected = std::mem::take(&mut observer.1);
         collected.extend(observer.0.collect(None));
@@ -168,7 +183,14 @@ mod tests {
             }
         }
         let mut observer = timed(1);
-        let err = run_fixed(&Fails, &unpinned(1), 10, &mut [&mut observer]).unwrap_err();
+        let err = run_fixed(
+            &Fails,
+            &unpinned(1),
+            10,
+            &[Kind::Counter],
+            &mut [&mut observer],
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "the operation failed");
         assert!(observer
             .0

@@ -28,7 +28,6 @@ use crate::error::{Error, Result};
 use crate::perf_event;
 use crate::runner::affinity;
 use crate::runner::phases::{RunObserver, RunSeconds};
-use crate::runner::Workload;
 
 pub use stages::Breakdown;
 pub use symbolize::{Frame, FrameKind};
@@ -142,7 +141,7 @@ impl RunObserver for ProfileObserver {
         }
     }
 
-    fn tearing_down(&mut self, _workload: &dyn Workload) {
+    fn tearing_down(&mut self) {
         self.profile = self.profiler.take().map(Profiler::collect);
     }
 }

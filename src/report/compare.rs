@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::figures::Figure;
+use crate::figures::FigureDecl;
 use crate::stats::{Basis, Change, MeanSd, Sensitivity, Verdict};
 
 /// Which side of a pair was interrupted.
@@ -17,9 +17,10 @@ pub enum Side {
 pub struct Row<'a> {
     pub label: &'a str,
     /// What is compared: how its sides print.
-    pub figure: &'a Figure,
-    pub old: MeanSd,
-    pub new: MeanSd,
+    pub figure: &'a FigureDecl,
+    /// Each side's mean and spread; `None` for a side without the figure.
+    pub old: Option<MeanSd>,
+    pub new: Option<MeanSd>,
     /// Runs on each side.
     pub runs: (usize, usize),
     /// `None` with fewer than two observations on a side.
@@ -68,14 +69,31 @@ pub fn row(row: &Row<'_>) -> String {
                 format!("{} (p={:.3}, {basis}{could_see})", v.words(), c.p),
             )
         }
+        _ if row.old.is_none() || row.new.is_none() => (
+            "n/a".to_string(),
+            format!(
+                "the {} side has no {} figure",
+                if row.old.is_none() { "old" } else { "new" },
+                row.figure.name
+            ),
+        ),
         _ => ("n/a".to_string(), "too few samples to judge".to_string()),
+    };
+    let side = |side: Option<MeanSd>| match side {
+        Some(s) => row.figure.show_spread(s.mean, s.sd),
+        None => "n/a".to_string(),
     };
     format!(
         "{:<32} {:>22} {:>22}  {change:<28} {verdict}{partial}",
         row.label,
-        (row.figure.show_spread)(row.old.mean, row.old.sd),
-        (row.figure.show_spread)(row.new.mean, row.new.sd),
+        side(row.old),
+        side(row.new),
     )
+}
+
+/// Two files that name one figure in different units: not compared.
+pub fn unlike_units(label: &str, figure: &str, old: &str, new: &str) -> String {
+    format!("{label:<32} not compared: {figure} is in {old} on the old side, {new} on the new")
 }
 
 /// `attach-uprobe attach`: one of the figures of a benchmark that has
@@ -230,9 +248,9 @@ mod tests {
         let side = MeanSd { mean: 1e6, sd: 1e4 };
         row(&Row {
             label: "trig-uprobe-nop",
-            figure: &crate::figures::HITS,
-            old: side,
-            new: side,
+            figure: &crate::figures::HITS.decl(),
+            old: Some(side),
+            new: Some(side),
             runs: (3, 3),
             change: Some(change),
             verdict: Some(verdict),

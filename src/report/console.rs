@@ -8,9 +8,11 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::reporter::Reporter;
+use crate::config::{Params, RunConfig};
 use crate::runner::cycles::Step;
 use crate::runner::phases::{RunObserver, RunSeconds};
 use crate::stats::Sample;
+use crate::trigger_path::TriggerUsed;
 
 pub struct Console {
     to_stderr: bool,
@@ -124,6 +126,8 @@ pub struct RunConsole<'a> {
     console: &'a mut Console,
     reporter: Reporter,
     producers: usize,
+    /// The benchmark's own options, which its lines may read.
+    params: &'a Params,
     /// Whether the set-up lines are printed (not with -q, nor for a fixed run).
     chatter: bool,
     /// A `-s` run of a probe in user space: its set-up line says that the
@@ -139,13 +143,14 @@ impl<'a> RunConsole<'a> {
     pub fn new(
         console: &'a mut Console,
         reporter: Reporter,
-        producers: usize,
+        config: &'a RunConfig,
         chatter: bool,
     ) -> RunConsole<'a> {
         RunConsole {
             console,
             reporter,
-            producers,
+            producers: config.producers,
+            params: &config.params,
             chatter,
             user_stack: false,
             printk: false,
@@ -197,9 +202,9 @@ impl RunObserver for RunConsole<'_> {
         }
     }
 
-    fn set_up(&mut self, workload: &dyn crate::runner::Workload) {
-        if let Some(used) = workload.trigger().filter(|_| self.trigger) {
-            self.console.line(&super::text::trigger_line(&used));
+    fn set_up(&mut self, trigger: Option<&TriggerUsed>) {
+        if let Some(used) = trigger.filter(|_| self.trigger) {
+            self.console.line(&super::text::trigger_line(used));
         }
     }
 
@@ -215,8 +220,8 @@ impl RunObserver for RunConsole<'_> {
         // The bar first, so that it redraws in its new state under the line.
         self.console.advance(sample);
         if self.chatter || self.reporter.ticks_when_quiet() {
-            self.console
-                .line(&self.reporter.tick(sample, self.producers));
+            let line = self.reporter.tick(sample, self.producers, self.params);
+            self.console.line(&line);
         }
     }
 
@@ -224,7 +229,7 @@ impl RunObserver for RunConsole<'_> {
         self.console.finish_bar();
     }
 
-    fn tearing_down(&mut self, _workload: &dyn crate::runner::Workload) {
+    fn tearing_down(&mut self) {
         self.console.finish_bar();
     }
 }

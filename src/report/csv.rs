@@ -1,8 +1,10 @@
 //! The CSV exporter: `#` comment lines with the options, the precision asked
-//! for and the context, a header, one row per sample, one per run's summary,
-//! one per fixed-work result and one per configuration's statistics over its
-//! runs. Rows are typed and written by the `csv` crate, which quotes what
-//! needs quoting; an empty field is a value the row's kind does not have.
+//! for, the channels and figures and the context, a header, then one row
+//! per channel of each sample, of each run's summary and of each fixed
+//! run, one per value measured once, one per figure of each run, and one
+//! per figure of each configuration's statistics over its runs. Rows are
+//! typed and written by the `csv` crate, which quotes what needs quoting;
+//! an empty field is a value the row's kind does not have.
 
 use std::fmt::Write as _;
 
@@ -10,27 +12,31 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::results::cycles::{CycleRecord, StepTime};
-use crate::results::{ResultFile, RunLevel, RunRecord};
-use crate::runner::FixedRun;
-use crate::stats::{Sample, Summary};
+use crate::results::{ChannelRecord, ResultFile, RunLevel, RunRecord};
 
 use super::{Exporter, Rendered};
 use crate::config::OutputTarget;
 
 /// The column names, in order: [`Row`]'s fields (a test keeps them equal).
 pub const HEADER: &str = "benchmark,sweep_param,sweep_value,run,kind,iteration,elapsed_ns,\
-late_ns,calls,ops,hits,drops,warmup,hits_mean,hits_sd,drops_mean,drops_sd,per_producer,\
-latency_ns,usecs_per_op_mean,usecs_per_op_sd,runs,headline_mean,headline_sd,headline_ci95,\
-partial,percentile,value_ns,count,probes,wall_ns,user_ns,system_ns,\
-us_per_probe,fired,figure,value";
+late_ns,warmup,calls,ops,channel,figure,unit,cpu,value,mean,sd,runs,ci95,\
+partial,percentile,value_ns,count,probes,wall_ns,user_ns,system_ns,us_per_probe,fired";
 
 #[derive(Clone, Copy, Debug, Serialize)]
 #[serde(rename_all = "lowercase")]
 enum Kind {
+    /// A channel's value in one second.
     Sample,
+    /// A channel's mean and sd over a run's measured seconds (`count` of them).
     Summary,
+    /// A channel's value over a fixed run.
     Fixed,
-    /// The statistics over a configuration's runs (`--runs`, `--precision`).
+    /// A value measured once, when the run ended (of a CPU, for some).
+    Final,
+    /// A figure's value in a run.
+    Figure,
+    /// A figure's statistics over a configuration's runs (`--runs`,
+    /// `--precision`).
     Runs,
     /// `--latency`: one row per percentile (and max and mean) of a run.
     #[serde(rename = "latency")]
@@ -42,8 +48,6 @@ enum Kind {
     /// An attach cycle's attach step, and its detach step.
     Attach,
     Detach,
-    /// A figure of its own the benchmark kept in the run (`figure`, `value`).
-    Figure,
 }
 
 /// One line of the file; `None` is written as an empty field.
@@ -58,26 +62,22 @@ struct Row<'a> {
     iteration: Option<u32>,
     elapsed_ns: Option<u64>,
     late_ns: Option<i64>,
+    warmup: Option<bool>,
     calls: Option<u64>,
     ops: Option<u64>,
-    hits: Option<u64>,
-    drops: Option<u64>,
-    warmup: Option<bool>,
-    hits_mean: Option<f64>,
-    hits_sd: Option<f64>,
-    drops_mean: Option<f64>,
-    drops_sd: Option<f64>,
-    per_producer: Option<f64>,
-    latency_ns: Option<f64>,
-    usecs_per_op_mean: Option<f64>,
-    usecs_per_op_sd: Option<f64>,
-    /// The runs a `runs` row is over, and their headline rate (hits, or
-    /// operations for the perf family): mean, between-run sd, half-width of
-    /// the 95 % interval.
+    channel: Option<&'a str>,
+    figure: Option<&'a str>,
+    /// The value's unit: a channel's (per second in a summary of a count),
+    /// a figure's.
+    unit: Option<String>,
+    cpu: Option<u32>,
+    value: Option<f64>,
+    mean: Option<f64>,
+    sd: Option<f64>,
+    /// The runs a `runs` row is over, and the half-width of their 95 %
+    /// interval.
     runs: Option<usize>,
-    headline_mean: Option<f64>,
-    headline_sd: Option<f64>,
-    headline_ci95: Option<f64>,
+    ci95: Option<f64>,
     partial: bool,
     percentile: Option<&'static str>,
     value_ns: Option<f64>,
@@ -88,8 +88,6 @@ struct Row<'a> {
     system_ns: Option<u64>,
     us_per_probe: Option<f64>,
     fired: Option<usize>,
-    figure: Option<&'a str>,
-    value: Option<f64>,
 }
 
 impl<'a> Row<'a> {
@@ -106,46 +104,29 @@ impl<'a> Row<'a> {
         }
     }
 
-    fn runs(result: &'a ResultFile, level: &RunLevel) -> Self {
-        let summary = Row::summary(Row::default(), &level.summary);
-        Row {
-            benchmark: &result.benchmark,
-            sweep_param: result.sweep.as_ref().map_or("", |s| s.param.as_str()),
-            sweep_value: level.sweep_value,
-            kind: Some(Kind::Runs),
-            runs: Some(level.headline.runs),
-            headline_mean: Some(level.headline.mean),
-            headline_sd: Some(level.headline.sd),
-            headline_ci95: level.headline.ci95,
-            partial: result.partial,
-            ..summary
-        }
-    }
-
-    fn sample(lead: Self, s: &Sample) -> Self {
-        Row {
-            iteration: Some(s.iteration),
-            elapsed_ns: Some(s.elapsed_ns),
-            late_ns: Some(s.late_ns),
-            hits: Some(s.hits),
-            drops: Some(s.drops),
-            warmup: Some(s.warmup),
-            ..lead
-        }
-    }
-
-    fn summary(lead: Self, s: &Summary) -> Self {
-        Row {
-            hits_mean: Some(s.hits.mean),
-            hits_sd: Some(s.hits.sd),
-            drops_mean: Some(s.drops.mean),
-            drops_sd: Some(s.drops.sd),
-            per_producer: Some(s.per_producer),
-            latency_ns: s.latency_ns,
-            usecs_per_op_mean: Some(s.usecs_per_op.mean),
-            usecs_per_op_sd: Some(s.usecs_per_op.sd),
-            ..lead
-        }
+    /// One row per figure of a configuration's statistics over its runs.
+    fn runs(result: &'a ResultFile, level: &RunLevel) -> Vec<Self> {
+        result
+            .figures
+            .iter()
+            .filter_map(|figure| {
+                let stats = level.figures.get(&figure.name)?;
+                Some(Row {
+                    benchmark: &result.benchmark,
+                    sweep_param: result.sweep.as_ref().map_or("", |s| s.param.as_str()),
+                    sweep_value: level.sweep_value,
+                    kind: Some(Kind::Runs),
+                    figure: Some(&figure.name),
+                    unit: Some(figure.unit.clone()),
+                    runs: Some(stats.runs),
+                    mean: Some(stats.mean),
+                    sd: Some(stats.sd),
+                    ci95: stats.ci95,
+                    partial: result.partial,
+                    ..Row::default()
+                })
+            })
+            .collect()
     }
 
     /// One step (attach or detach) of an attach cycle.
@@ -160,17 +141,92 @@ impl<'a> Row<'a> {
             ..lead
         }
     }
+}
 
-    fn fixed(lead: Self, f: &FixedRun) -> Self {
-        Row {
-            elapsed_ns: Some(f.elapsed_ns),
-            calls: Some(f.calls),
-            ops: Some(f.ops),
-            hits: Some(f.counts.hits),
-            drops: Some(f.counts.drops),
-            ..lead
+/// A channel's unit as a summary gives it: a count's per second.
+fn summary_unit(channel: &ChannelRecord) -> String {
+    match channel.kind.is_differenced() {
+        true => format!("{}/s", channel.unit),
+        false => channel.unit.clone(),
+    }
+}
+
+/// Every row a run's channels, values measured once and figures make.
+fn run_rows<'a>(result: &'a ResultFile, run: &'a RunRecord) -> Vec<Row<'a>> {
+    let ticked: Vec<&ChannelRecord> = result
+        .channels
+        .iter()
+        .filter(|c| c.kind.is_read_each_tick())
+        .collect();
+    let mut rows = Vec::new();
+    let value = |lead: Row<'a>, at: usize, of: &Option<u64>| Row {
+        channel: Some(&ticked[at].name),
+        unit: Some(ticked[at].unit.clone()),
+        value: of.map(|v| v as f64),
+        ..lead
+    };
+    for s in run.samples() {
+        for (at, of) in s.values.iter().enumerate().take(ticked.len()) {
+            let lead = Row {
+                iteration: Some(s.iteration),
+                elapsed_ns: Some(s.elapsed_ns),
+                late_ns: Some(s.late_ns),
+                warmup: Some(s.warmup),
+                ..Row::lead(result, run, Kind::Sample)
+            };
+            rows.push(value(lead, at, of));
         }
     }
+    if let Some(summary) = run.summary() {
+        for (at, channel) in summary.channels.iter().enumerate().take(ticked.len()) {
+            rows.push(Row {
+                channel: Some(&ticked[at].name),
+                unit: Some(summary_unit(ticked[at])),
+                mean: channel.map(|c| c.mean),
+                sd: channel.map(|c| c.sd),
+                count: Some(summary.over.count() as u64),
+                ..Row::lead(result, run, Kind::Summary)
+            });
+        }
+    }
+    if let Some(f) = run.fixed() {
+        for (at, of) in f.values.iter().enumerate().take(ticked.len()) {
+            let lead = Row {
+                elapsed_ns: Some(f.elapsed_ns),
+                calls: Some(f.calls),
+                ops: Some(f.ops),
+                ..Row::lead(result, run, Kind::Fixed)
+            };
+            rows.push(value(lead, at, of));
+        }
+    }
+    for once in &run.finals {
+        let channel = result.channels.iter().find(|c| c.name == once.channel);
+        rows.push(Row {
+            channel: Some(&once.channel),
+            unit: channel.map(|c| c.unit.clone()),
+            cpu: once.cpu,
+            value: Some(once.value),
+            ..Row::lead(result, run, Kind::Final)
+        });
+    }
+    rows
+}
+
+/// A run's figures: what it is judged by, after what it measured.
+fn figure_rows<'a>(result: &'a ResultFile, run: &'a RunRecord) -> Vec<Row<'a>> {
+    let figures = result.figures.iter();
+    figures
+        .filter_map(|figure| {
+            let kept = run.figures.get(&figure.name)?;
+            Some(Row {
+                figure: Some(&figure.name),
+                unit: Some(figure.unit.clone()),
+                value: kept.value,
+                ..Row::lead(result, run, Kind::Figure)
+            })
+        })
+        .collect()
 }
 
 /// `name=value` for each field of a record, in its JSON form (so that a
@@ -242,17 +298,18 @@ fn context(result: &ResultFile) -> String {
     if let Some(precision) = &result.precision {
         let _ = writeln!(out, "# precision: {}", fields(precision));
     }
-    if let Some(counts) = &result.counts {
-        let _ = write!(
-            out,
-            "# counts: hits={} | drops={}",
-            counts.hits, counts.drops
-        );
-        for (i, extra) in counts.extra.iter().enumerate() {
-            let _ = write!(out, " | extra[{i}]={extra}");
-        }
-        out.push('\n');
-    }
+    let channels: Vec<String> = result
+        .channels
+        .iter()
+        .map(|c| format!("{} ({}, {})", c.name, c.unit, fields(&c.kind)))
+        .collect();
+    let _ = writeln!(out, "# channels: {}", channels.join(" | "));
+    let figures: Vec<String> = result
+        .figures
+        .iter()
+        .map(|f| format!("{} ({}, {} is better)", f.name, f.unit, fields(&f.better)))
+        .collect();
+    let _ = writeln!(out, "# figures: {}", figures.join(" | "));
     let c = &result.context;
     let _ = writeln!(
         out,
@@ -275,17 +332,8 @@ pub fn render(result: &ResultFile) -> Result<String> {
         .from_writer(context(result).into_bytes());
     csv.write_record(HEADER.split(',')).map_err(fail)?;
     for run in &result.runs {
-        for s in run.samples() {
-            let lead = Row::lead(result, run, Kind::Sample);
-            csv.serialize(Row::sample(lead, s)).map_err(fail)?;
-        }
-        if let Some(s) = run.summary() {
-            let lead = Row::lead(result, run, Kind::Summary);
-            csv.serialize(Row::summary(lead, s)).map_err(fail)?;
-        }
-        if let Some(f) = run.fixed() {
-            let lead = Row::lead(result, run, Kind::Fixed);
-            csv.serialize(Row::fixed(lead, f)).map_err(fail)?;
+        for row in run_rows(result, run) {
+            csv.serialize(row).map_err(fail)?;
         }
         if let Some(c) = run.cycle() {
             for (kind, step) in [(Kind::Attach, &c.attach), (Kind::Detach, &c.detach)] {
@@ -293,20 +341,17 @@ pub fn render(result: &ResultFile) -> Result<String> {
                 csv.serialize(Row::step(lead, c, step)).map_err(fail)?;
             }
         }
-        for row in latency_rows(result, run) {
-            csv.serialize(row).map_err(fail)?;
-        }
-        for (name, value) in &run.figures {
-            let row = Row {
-                figure: Some(name),
-                value: Some(*value),
-                ..Row::lead(result, run, Kind::Figure)
-            };
+        for row in latency_rows(result, run)
+            .into_iter()
+            .chain(figure_rows(result, run))
+        {
             csv.serialize(row).map_err(fail)?;
         }
     }
     for level in &result.run_stats {
-        csv.serialize(Row::runs(result, level)).map_err(fail)?;
+        for row in Row::runs(result, level) {
+            csv.serialize(row).map_err(fail)?;
+        }
     }
     let bytes = csv
         .into_inner()

@@ -81,17 +81,13 @@ pub fn uprobe_figures(run: &FixedRun) -> [String; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::Counts;
 
     fn run(elapsed_ns: u64, ops: u64) -> FixedRun {
         FixedRun {
             elapsed_ns,
             calls: ops,
             ops,
-            counts: Counts {
-                hits: ops,
-                drops: 0,
-            },
+            values: vec![Some(ops)],
         }
     }
 

@@ -186,7 +186,7 @@ fn draw(
 
 /// A figure's value by the swept value: the mean over the value's runs, ±
 /// their sd.
-fn figure_points(figure: &crate::figures::Figure, result: &ResultFile) -> Vec<Point> {
+fn figure_points(figure: &str, result: &ResultFile) -> Vec<Point> {
     let mut values: Vec<u64> = result.runs.iter().filter_map(|r| r.sweep_value).collect();
     values.dedup();
     values
@@ -194,7 +194,7 @@ fn figure_points(figure: &crate::figures::Figure, result: &ResultFile) -> Vec<Po
         .filter_map(|value| {
             let seen: Vec<f64> = (result.runs.iter())
                 .filter(|run| run.sweep_value == Some(value))
-                .filter_map(figure.of_run)
+                .filter_map(|run| run.figure(figure))
                 .collect();
             let figure = (!seen.is_empty()).then(|| mean_sd(&seen))?;
             Some(Point {
@@ -266,12 +266,17 @@ impl Exporter for Svg {
                 super::attach_plot::render(&result.benchmark, &sweep.param, &result.cycle_stats)?;
             return Ok(vec![(target.clone(), svg.into_bytes())]);
         }
-        let headline = bench.headline();
+        let Some((headline, others)) = result.figures.split_first() else {
+            return Err(Error::runtime(format!(
+                "the result of '{}' declares no figure to plot",
+                result.benchmark
+            )));
+        };
         let points: Vec<Point> = result
             .runs
             .iter()
             .filter_map(|run| {
-                let seconds = headline.within_run(run);
+                let seconds = run.within_run(&headline.name);
                 let rate = (!seconds.is_empty()).then(|| mean_sd(&seconds))?;
                 Some(Point {
                     value: run.sweep_value?,
@@ -280,7 +285,7 @@ impl Exporter for Svg {
                 })
             })
             .collect();
-        let what = headline.unit;
+        let what = &headline.name;
         let title = format!("{}: {what} per second by {}", result.benchmark, sweep.param);
         let swept = applies::sweep_param(bench, &SweepName::parse(&sweep.param));
         let producers = matches!(swept, Some(SweepParam::Producers { .. }));
@@ -291,10 +296,14 @@ impl Exporter for Svg {
             ideal: producers,
             rate: true,
         }];
-        panels.extend(bench.figures()[1..].iter().map(|figure| Panel {
-            title: format!("{}: {} by {}", result.benchmark, figure.unit, sweep.param),
-            what: figure.unit,
-            points: figure_points(figure, result),
+        let labels: Vec<String> = others
+            .iter()
+            .map(|f| format!("{} {}", f.name, f.unit))
+            .collect();
+        panels.extend(others.iter().zip(&labels).map(|(figure, label)| Panel {
+            title: format!("{}: {label} by {}", result.benchmark, sweep.param),
+            what: label,
+            points: figure_points(&figure.name, result),
             ideal: false,
             rate: false,
         }));

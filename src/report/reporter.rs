@@ -1,33 +1,36 @@
-//! The one reporter: every line a run prints, chosen from what the benchmark
-//! declared it measures ([`Metric`]). The kernel runner's lines for hits,
-//! `perf bench`'s for operations.
+//! The one reporter: every line a run prints, from what the benchmark
+//! declared: its [`Lines`] (the kernel runner's, or perf's) over its
+//! channels, printed by [`super::lines`].
 
-use super::{
-    false_hits, frac_second, htab_mem, latency, local_storage, local_storage_create, per_cpu, perf,
-    sockmap, sweep_tables, tasks_trace, text,
-};
-use std::collections::BTreeMap;
+use super::lines::{runner_block, Notes, Printer, Scope};
+use super::{latency, perf, sweep_tables};
 
-use crate::benches::{timing, Benchmark, Metric, PerfFormat, Piece};
-use crate::config::{OptionValue, RunConfig};
+use crate::benches::Benchmark;
+use crate::channels::{self, Channel};
+use crate::config::{Params, RunConfig};
+use crate::figures::View;
 use crate::latency::{LatencyOverRuns, LatencyRecord};
+use crate::lines::{Fixed, Lines, PerfFormat, PerfPiece};
 use crate::probe_path::ProbePath;
+use crate::results::RunRecord;
 use crate::runner::FixedRun;
-use crate::stats::{MeanSd, Sample, Summary};
+use crate::stats::{MeanSd, Sample};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Reporter {
     bench: &'static str,
-    metric: Metric,
+    lines: &'static Lines,
+    channels: &'static [Channel],
     /// The machine emulates its CPU (a TCG VM): its times are marked.
     emulated: bool,
 }
 
 impl Reporter {
-    pub fn new(bench: &dyn Benchmark) -> Reporter {
+    pub fn new(bench: &'static dyn Benchmark) -> Reporter {
         Reporter {
             bench: bench.name(),
-            metric: bench.metric(),
+            lines: &bench.info().lines,
+            channels: bench.channels(),
             emulated: false,
         }
     }
@@ -70,245 +73,110 @@ impl Reporter {
         format!("warning: cannot tell the probe path: {why}")
     }
 
+    /// The names of the channels read each tick, in the samples' order.
+    fn ticked(&self) -> Vec<&'static str> {
+        channels::ticked(self.channels).map(|c| c.name).collect()
+    }
+
+    fn printer<'a>(&'a self, params: &'a Params, notes: Notes) -> Printer<'a> {
+        Printer {
+            lines: self.lines,
+            bench: self.bench,
+            params,
+            notes,
+        }
+    }
+
     /// One second's line.
-    pub fn tick(&self, sample: &Sample, producers: usize) -> String {
-        match self.metric {
-            Metric::Hits | Metric::PerCpu(_) => text::iteration_line(sample, producers),
-            Metric::Ops(_) => text::ops_iteration_line(sample, producers),
-            Metric::HitOps => text::hit_ops_iteration_line(sample, producers),
-            Metric::HtabMem => htab_mem::iteration_line(sample, producers),
-            Metric::FalseHits => false_hits::iteration_line(sample),
-            Metric::LocalStorage => local_storage::iteration_line(sample),
-            Metric::LocalStorageCreate => local_storage_create::iteration_line(sample, producers),
-            Metric::Sockmap => sockmap::iteration_line(sample),
-            Metric::TasksTrace => tasks_trace::iteration_lines(sample),
-            Metric::FracSecond(scale) => frac_second::iteration_line(sample, producers, scale),
-        }
+    pub fn tick(&self, sample: &Sample, producers: usize, params: &Params) -> String {
+        let ticked = self.ticked();
+        let view = View {
+            producers,
+            ..View::new(&ticked)
+        };
+        self.printer(params, Notes::default()).tick(&view, sample)
     }
 
-    /// Whether `-q` keeps the per-second lines: the kernel runner's `-q`
-    /// hides them for local-storage-tasks-trace alone.
+    /// Whether `-q` keeps the per-second lines.
     pub fn ticks_when_quiet(&self) -> bool {
-        self.metric != Metric::TasksTrace
+        self.lines.ticks_when_quiet
     }
 
-    /// The `Summary:` line: the last line on stdout, which scripts cut.
-    pub fn summary(&self, summary: &Summary, producers: usize) -> String {
-        match self.metric {
-            Metric::Hits | Metric::PerCpu(_) => text::summary_line(summary, self.emulated),
-            Metric::HitOps => text::hit_ops_summary_line(summary, self.emulated),
-            Metric::HtabMem => htab_mem::summary_line(summary, producers, None, self.emulated),
-            Metric::FalseHits => false_hits::summary_line(summary, self.emulated),
-            Metric::LocalStorage => local_storage::summary_line(summary, self.emulated),
-            Metric::LocalStorageCreate => {
-                local_storage_create::summary_line(summary, producers, self.emulated)
+    /// A timed run's closing lines: those before its summary, the
+    /// `Summary:` (the last line on stdout, which scripts cut; `Run N:`
+    /// for one of several runs), and those after it.
+    pub fn run_lines(&self, record: &RunRecord, run: Option<u32>, params: &Params) -> Vec<String> {
+        let ticked = self.ticked();
+        let view = record.view(&ticked);
+        let notes = Notes {
+            noisy_late_ns: record.summary().filter(|s| s.noisy).map(|s| s.max_late_ns),
+            emulated: self.emulated,
+        };
+        let printer = self.printer(params, notes);
+        let mut lines = printer.before_summary(&view);
+        lines.extend(printer.summary(Scope::One(&view)).into_iter().map(|line| {
+            match (run, line.strip_prefix("Summary:")) {
+                (Some(run), Some(rest)) => format!("Run {run:4}:{rest}"),
+                _ => line,
             }
-            Metric::Sockmap => sockmap::summary_line(summary, self.emulated),
-            Metric::TasksTrace => tasks_trace::summary_lines(&BTreeMap::new()),
-            Metric::FracSecond(scale) => frac_second::summary_line(
-                summary,
-                producers,
-                &BTreeMap::new(),
-                scale,
-                self.emulated,
-            ),
-            Metric::Ops(perf) => {
-                text::ops_summary_line(summary, producers, perf.per_cpu, self.emulated)
-            }
-        }
+        }));
+        lines.extend(printer.after_summary(&view));
+        lines
     }
 
-    /// The `Summary:` line of one run, with what the run kept of its own
-    /// (htab-mem's peak memory).
-    pub fn summary_kept(
-        &self,
-        summary: &Summary,
-        producers: usize,
-        kept: &BTreeMap<String, f64>,
-    ) -> String {
-        match self.metric {
-            Metric::HtabMem => {
-                use crate::benches::htab_mem::{KEPT_MEMORY, KEPT_MEMORY_SD, KEPT_PEAK};
-                let get = |name: &str| kept.get(name).copied();
-                let memory = match (get(KEPT_MEMORY), get(KEPT_MEMORY_SD), get(KEPT_PEAK)) {
-                    (Some(mean), Some(sd), Some(peak)) => Some(htab_mem::Memory { mean, sd, peak }),
-                    _ => None,
-                };
-                htab_mem::summary_line(summary, producers, memory, self.emulated)
-            }
-            Metric::TasksTrace => tasks_trace::summary_lines(kept),
-            Metric::FracSecond(scale) => {
-                frac_second::summary_line(summary, producers, kept, scale, self.emulated)
-            }
-            _ => self.summary(summary, producers),
-        }
-    }
-
-    /// The `Summary:` line over runs, with what each run kept (the LPM
-    /// trie's rates over BPF-measured time); the others' is
-    /// [`summary`](Self::summary)'s.
-    pub fn summary_over_runs(
-        &self,
-        summary: &Summary,
-        producers: usize,
-        kept: &[&BTreeMap<String, f64>],
-    ) -> String {
-        match self.metric {
-            Metric::FracSecond(scale) => frac_second::summary_line(
-                summary,
-                producers,
-                &frac_second::over_runs(kept),
-                scale,
-                self.emulated,
-            ),
-            _ => self.summary(summary, producers),
-        }
-    }
-
-    /// [`run_line`](Self::run_line) with what the run kept.
-    pub fn run_line_kept(
-        &self,
-        run: u32,
-        summary: &Summary,
-        producers: usize,
-        kept: &BTreeMap<String, f64>,
-    ) -> String {
-        let line = self.summary_kept(summary, producers, kept);
-        match line.strip_prefix("Summary:") {
-            Some(rest) => format!("Run {run:4}:{rest}"),
-            None => line,
-        }
-    }
-
-    /// One of several independent runs: its summary, labelled with its number
-    /// instead of `Summary:` (which only the closing line over runs says).
-    pub fn run_line(&self, run: u32, summary: &Summary, producers: usize) -> String {
-        let line = self.summary(summary, producers);
-        match line.strip_prefix("Summary:") {
-            Some(rest) => format!("Run {run:4}:{rest}"),
-            None => line,
-        }
+    /// The `Summary:` line over independent runs.
+    pub fn summary_over_runs(&self, records: &[RunRecord], params: &Params) -> Vec<String> {
+        let ticked = self.ticked();
+        let views: Vec<View> = records.iter().map(|r| r.view(&ticked)).collect();
+        let summaries = records.iter().filter_map(|r| r.summary());
+        let notes = Notes {
+            noisy_late_ns: summaries.filter(|s| s.noisy).map(|s| s.max_late_ns).max(),
+            emulated: self.emulated,
+        };
+        self.printer(params, notes).summary(Scope::Runs(&views))
     }
 
     /// The report of a fixed-work (`--repeat`) run: all that run prints.
-    pub fn fixed(&self, run: &FixedRun, config: &RunConfig) -> Vec<String> {
-        match self.metric {
-            Metric::Hits
-            | Metric::HitOps
-            | Metric::PerCpu(_)
-            | Metric::Sockmap
-            | Metric::TasksTrace
-            | Metric::FracSecond(_) => {
-                text::fixed_lines(self.bench, run, config.producers, self.emulated)
+    pub fn fixed(&self, record: &RunRecord, config: &RunConfig) -> Vec<String> {
+        let Some(run) = record.fixed() else {
+            return Vec::new();
+        };
+        let ticked = self.ticked();
+        let view = record.view(&ticked);
+        let notes = Notes {
+            noisy_late_ns: None,
+            emulated: self.emulated,
+        };
+        let printer = self.printer(&config.params, notes);
+        let mut lines = match self.lines.fixed {
+            Fixed::Perf(format) => perf_block(&format, run, config),
+            Fixed::Runner { .. } => runner_block(self.bench, run, config.producers),
+        };
+        if let Some((counts, after)) = printer.fixed_counts(&view) {
+            lines.extend(counts);
+            if self.emulated {
+                lines.push(format!(
+                    "# {}",
+                    super::lines::EMULATED.trim_start_matches(", ")
+                ));
             }
-            Metric::HtabMem => {
-                htab_mem::fixed_lines(self.bench, run, config.producers, self.emulated)
-            }
-            Metric::FalseHits => {
-                let mut lines = text::fixed_lines(self.bench, run, config.producers, self.emulated);
-                lines.push(false_hits::fixed_line(&run.counts));
-                lines
-            }
-            Metric::Ops(format) => perf_block(&format, run, config),
-            Metric::LocalStorage => {
-                local_storage::fixed_lines(self.bench, run, config.producers, self.emulated)
-            }
-            Metric::LocalStorageCreate => {
-                local_storage_create::fixed_lines(self.bench, run, config.producers, self.emulated)
-            }
+            lines.extend(printer.before_summary(&view));
+            lines.extend(after);
+        } else {
+            lines.extend(printer.before_summary(&view));
         }
-    }
-
-    /// The kernel runner's closing line of a benchmark timed inside BPF
-    /// (`bpf-nop`), from the figures its run kept (`--machine-readable`: its
-    /// `RESULT` line); `None` for a run that kept no timing.
-    pub fn bpf_timing(&self, kept: &BTreeMap<String, f64>, config: &RunConfig) -> Option<String> {
-        let samples = *kept.get(timing::KEPT_SAMPLES)? as u64;
-        let get = |name| kept.get(name).copied().unwrap_or(0.0);
-        let (median, stddev, p99) = (
-            get(timing::KEPT_MEDIAN),
-            get(timing::KEPT_STDDEV),
-            get(timing::KEPT_P99),
-        );
-        let machine_readable = config
-            .params
-            .iter()
-            .any(|(k, v)| k == timing::MACHINE_READABLE.long && v == OptionValue::Flag(true));
-        Some(match (samples, machine_readable) {
-            (0, _) => "No timing samples collected.".to_string(),
-            (_, true) => format!(
-                "RESULT scenario={} samples={samples} median={median:.2} stddev={stddev:.2} \
-                 cv={:.2} min={:.2} p99={p99:.2} max={:.2}",
-                self.bench,
-                get(timing::KEPT_CV),
-                get(timing::KEPT_MIN),
-                get(timing::KEPT_MAX)
-            ),
-            (_, false) => format!(
-                "{}: median {median:.2} ns/op, stddev {stddev:.2}, p99 {p99:.2} ({samples} samples)",
-                self.bench
-            ),
-        })
-    }
-
-    /// The kernel runner's per-CPU lines of a benchmark timed inside BPF
-    /// (`Metric::PerCpu`), from the figures its run kept: printed before its
-    /// summary (a fixed run's, after its block); none for other benchmarks.
-    pub fn per_cpu(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
-        match self.metric {
-            Metric::PerCpu(kind) => per_cpu::lines(kind, kept),
-            _ => Vec::new(),
-        }
-    }
-
-    /// The lines a fixed-work run adds from the figures it kept (the sockmap
-    /// benchmark's byte counts); none for the others.
-    pub fn kept_lines(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
-        match self.metric {
-            Metric::Sockmap => sockmap::fixed_lines(kept),
-            Metric::LocalStorageCreate => local_storage_create::error_lines(kept),
-            Metric::TasksTrace => tasks_trace::summary_lines(kept)
-                .lines()
-                .map(str::to_string)
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// The lines a timed run prints after its Summary from the figures it
-    /// kept (local-storage-create's failed creations); none for the others.
-    pub fn after_summary(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
-        match self.metric {
-            Metric::LocalStorageCreate => local_storage_create::error_lines(kept),
-            _ => Vec::new(),
-        }
-    }
-
-    /// One operation, as `--latency` names it.
-    fn timed_unit(&self) -> &'static str {
-        match self.metric {
-            Metric::Hits
-            | Metric::HitOps
-            | Metric::PerCpu(_)
-            | Metric::FalseHits
-            | Metric::LocalStorage
-            | Metric::LocalStorageCreate
-            | Metric::Sockmap
-            | Metric::TasksTrace
-            | Metric::FracSecond(_) => "hit",
-            Metric::HtabMem => "trigger",
-            Metric::Ops(_) => "operation",
-        }
+        lines.extend(printer.after_summary(&view));
+        lines
     }
 
     /// A run's `--latency` lines, printed before its summary.
     pub fn latency(&self, latency: &LatencyRecord) -> Vec<String> {
-        latency::run_lines(latency, self.timed_unit())
+        latency::run_lines(latency, self.lines.operation)
     }
 
     /// The `--latency` lines over runs.
     pub fn latency_over_runs(&self, latency: &LatencyOverRuns) -> Vec<String> {
-        latency::over_runs_lines(latency, self.timed_unit())
+        latency::over_runs_lines(latency, self.lines.operation)
     }
 
     /// `# partial: ...` before the figures of an interrupted run.
@@ -382,11 +250,11 @@ fn fill(
         .executed
         .iter()
         .map(|piece| match piece {
-            Piece::Text(text) => text.to_string(),
-            Piece::Ops => figure(run.ops),
-            Piece::Calls => figure(run.calls),
-            Piece::Producers => config.producers.to_string(),
-            Piece::Param(option) => config.params.number(option).to_string(),
+            PerfPiece::Text(text) => text.to_string(),
+            PerfPiece::Ops => figure(run.ops),
+            PerfPiece::Calls => figure(run.calls),
+            PerfPiece::Producers => config.producers.to_string(),
+            PerfPiece::Param(option) => config.params.number(option).to_string(),
         })
         .collect()
 }
@@ -395,17 +263,15 @@ fn fill(
 mod tests {
     use super::*;
     use crate::benches;
-    use crate::runner::Counts;
+    use crate::results::Outcome;
+    use crate::runner::affinity::{place, Affinity};
 
     fn fixed(calls: u64, ops: u64) -> FixedRun {
         FixedRun {
             elapsed_ns: 779_066_000,
             calls,
             ops,
-            counts: Counts {
-                hits: ops,
-                drops: 0,
-            },
+            values: vec![Some(ops), Some(0)],
         }
     }
 
@@ -414,7 +280,7 @@ mod tests {
     #[test]
     fn every_perf_line_fills_from_its_own_options() {
         for bench in benches::all() {
-            let Metric::Ops(format) = bench.metric() else {
+            let Fixed::Perf(format) = bench.lines().fixed else {
                 continue;
             };
             let config = bench.default_config().unwrap();
@@ -428,7 +294,13 @@ mod tests {
         let bench = benches::find(name).unwrap();
         let mut config = bench.default_config().unwrap();
         config.producers = producers;
-        Reporter::new(bench).fixed(&fixed(calls, ops), &config)
+        let placement = place(&Affinity::None, producers, 0, &[0]).unwrap();
+        let mut record = RunRecord::new(&config, &placement);
+        record.outcome = Outcome::Fixed {
+            run: fixed(calls, ops),
+            churn: None,
+        };
+        Reporter::new(bench).fixed(&record, &config)
     }
 
     #[test]
@@ -462,6 +334,112 @@ mod tests {
                 "",
                 " 779.066 usecs/op",
             ]
+        );
+    }
+
+    /// What `cut -d'(' -f1 | cut -d' ' -f3-` leaves of a line.
+    fn kernel_cut(line: &str) -> String {
+        let first = line.split('(').next().unwrap();
+        first.split(' ').skip(2).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The hits lines of the kernel runner, whose Summary scripts cut.
+    #[test]
+    fn the_summary_survives_the_kernel_scripts_cut() {
+        use crate::report::lines::testing;
+        let seconds = [[1_222_000u64, 0], [1_246_000, 0]];
+        let line = &testing::summary("trig-uprobe-nop", &seconds, 1)[0];
+        assert_eq!(
+            line,
+            "Summary: hits    1.234 \u{b1} 0.017M/s (  1.234M/prod), drops    0.000 \u{b1} \
+             0.000M/s, total operations    1.234 \u{b1} 0.017M/s, latency  810.373 ns/op/prod"
+        );
+        assert_eq!(kernel_cut(line).trim(), "1.234 \u{b1} 0.017M/s");
+        // A benchmark that cannot drop prints no drops, as upstream's.
+        let counted = testing::summary("trig-usermode-count", &[[1_234_000u64]], 1);
+        assert!(
+            counted[0].contains("drops    0.000 \u{b1} 0.000M/s"),
+            "{counted:?}"
+        );
+        assert_eq!(
+            testing::tick("trig-uprobe-nop", &[1_234_015, 0], 1),
+            "Iter   3 ( 12.345us): hits    1.234M/s (  1.234M/prod), drops    0.000M/s, total \
+             operations    1.234M/s"
+        );
+    }
+
+    #[test]
+    fn a_noisy_or_emulated_run_says_so_after_its_figures() {
+        let mut run =
+            crate::report::lines::testing::run("trig-uprobe-nop", &[[1_234_000u64, 0]], 1);
+        if let Outcome::Timed {
+            summary: Some(summary),
+            ..
+        } = &mut run.outcome
+        {
+            summary.noisy = true;
+            summary.max_late_ns = 123_400_000;
+        }
+        let bench = benches::find("trig-uprobe-nop").unwrap();
+        let config = bench.default_config().unwrap();
+        let line = &Reporter::new(bench)
+            .emulated(true)
+            .run_lines(&run, Some(2), &config.params)[0];
+        assert!(line.starts_with("Run    2: hits    1.234 \u{b1}"), "{line}");
+        assert!(
+            line.ends_with(
+                "latency  810.373 ns/op/prod, noisy: a tick was 123.4 ms late, emulated (TCG): \
+                 not a performance number"
+            ),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn ops_lines_pick_a_unit_and_stay_cuttable() {
+        use crate::report::lines::testing;
+        let seconds = [[35_123u64 - 456], [35_123 + 456]];
+        let line = &testing::summary("breakpoint-thread", &seconds, 2)[0];
+        assert!(
+            line.starts_with("Summary: ops   35.123 \u{b1} 0.645K/s ( 17.561K/prod), usecs/op     28.471 \u{b1} 0.523, usecs/op/cpu     56.943"),
+            "{line}"
+        );
+        assert_eq!(kernel_cut(line).trim(), "35.123 \u{b1} 0.645K/s");
+        assert_eq!(
+            testing::tick("syscall-basic", &[35_123], 1),
+            "Iter   3 ( 12.345us): ops   35.123K/s ( 35.123K/prod), usecs/op     28.471"
+        );
+    }
+
+    #[test]
+    fn hit_ops_lines_are_the_kernel_runners_ops_report() {
+        use crate::report::lines::testing;
+        let line = &testing::summary("bpf-loop", &[[1_234_000u64; 1]; 3], 1)[0];
+        assert_eq!(
+            line,
+            "Summary: throughput    1.234 \u{b1} 0.000 M ops/s (  1.234M ops/prod), latency  810.373 ns/op"
+        );
+        assert_eq!(
+            testing::tick("bpf-loop", &[1_234_000], 2),
+            "Iter   3 ( 12.345us): hits    1.234M/s (  0.617M/prod)"
+        );
+    }
+
+    #[test]
+    fn fixed_runs_report_time_per_op_and_counts() {
+        let lines = fixed_lines("trig-uprobe-nop", 2, 1_000_000, 1_000_000);
+        assert_eq!(
+            lines[0],
+            "# Executed 1000000 calls of trig-uprobe-nop on 2 producers"
+        );
+        assert_eq!(lines[1], "     Total time: 0.779 [sec]");
+        assert_eq!(lines[3], "       0.779066 usecs/op");
+        assert_eq!(lines[4], "        1000000 hits");
+        assert_eq!(lines[5], "              0 drops");
+        let lines = fixed_lines("trig-rawtp", 1, 10, 1000);
+        assert_eq!(
+            lines[0],
+            "# Executed 10 calls of trig-rawtp (1000 operations) on 1 producer"
         );
     }
 }

@@ -4,9 +4,11 @@
 
 mod check;
 pub mod cycles;
+mod legacy;
 mod run;
 
-pub use run::{params_record, Outcome, PlacementRecord, RunRecord};
+pub use legacy::Legacy;
+pub use run::{params_record, FinalRecord, Outcome, PlacementRecord, RunRecord};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,19 +16,18 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::channels::{Channel, Kind};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::figures::{Figure, FigureDecl};
 use crate::kernel;
 use crate::latency::LatencyOverRuns;
 use crate::noise::Machine;
 use crate::runner::affinity::{format_cpu_list, Affinity};
-use crate::stats::{Change, Decision, MeanSd, Over, RunStats, Sensitivity, Summary, Verdict};
+use crate::stats::{Change, Decision, MeanSd, RunStats, Sensitivity, Summary, Verdict};
 
 /// Names this format; bumped when a field changes meaning or goes away.
-pub const SCHEMA: &str = "bench-result/2";
-/// The layout before: the same but that a run-level summary counted its runs
-/// under `samples` (read, and relabelled as runs).
-const SCHEMA_1: &str = "bench-result/1";
+pub const SCHEMA: &str = "bench-result/3";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,24 +67,37 @@ pub struct ResultFile {
     /// entry per swept value (or one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cycle_stats: Vec<CycleLevel>,
-    /// What the runs' `hits`, `drops` and `extra` counts are in this
-    /// benchmark: most count events and lost events, but some carry another
-    /// quantity in the same places (a map's memory, important hits). Absent
-    /// in files written before it was kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counts: Option<CountNames>,
+    /// What the benchmark reads: the samples' `values` are its channels read
+    /// each tick, in this order.
+    pub channels: Vec<ChannelRecord>,
+    /// What a run is judged by, the headline first: each run's `figures`
+    /// holds their values.
+    pub figures: Vec<FigureDecl>,
+    /// Read from a file of an earlier layout: what it lacked, said once by
+    /// whoever reads it. Never written.
+    #[serde(skip)]
+    pub legacy: Option<Legacy>,
 }
 
-/// What a benchmark's counts are, in words, as its result file says.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One channel as a result file declares it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CountNames {
-    pub hits: String,
-    pub drops: String,
-    /// A sample's `extra` counts, in their order, where it has them (an
-    /// LPM trie lookup keeps none); empty for a benchmark that keeps none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra: Vec<String>,
+pub struct ChannelRecord {
+    pub name: String,
+    pub unit: String,
+    pub kind: Kind,
+    pub about: String,
+}
+
+impl From<&Channel> for ChannelRecord {
+    fn from(channel: &Channel) -> ChannelRecord {
+        ChannelRecord {
+            name: channel.name.to_string(),
+            unit: channel.unit.to_string(),
+            kind: channel.kind,
+            about: channel.about.to_string(),
+        }
+    }
 }
 
 /// How an `--until-decided` invocation looked and why it stopped.
@@ -151,11 +165,11 @@ pub struct CycleLevel {
 #[serde(deny_unknown_fields)]
 pub struct RunLevel {
     pub sweep_value: Option<u64>,
-    /// The headline rate (hits, or operations for the perf family) over the
-    /// run means: mean, between-run sd, 95 % interval.
-    pub headline: RunStats,
-    /// Every figure of a run's summary, as the mean of the runs' figures, with
-    /// the between-run sd as the spread.
+    /// Every figure over the runs' values: mean, between-run sd, 95 %
+    /// interval (the headline first in the file's `figures`).
+    pub figures: BTreeMap<String, RunStats>,
+    /// Every channel of the runs' summaries, as the mean of the runs'
+    /// means, with the between-run sd as the spread.
     pub summary: Summary,
     /// With `--latency`: the runs' histograms merged, and each percentile's
     /// spread between the runs.
@@ -450,32 +464,72 @@ impl ResultFile {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
+    /// Reads a result file: this layout, or an earlier one brought to it
+    /// (its `legacy` says what it lacked; [`ResultFile::upgrade`] gives it
+    /// figures).
     pub fn load(path: &Path) -> Result<ResultFile> {
         let text = read_result_text(path)?;
-        let file: ResultFile = serde_json::from_str(&text).map_err(|e| {
+        let not_a_result = |e: serde_json::Error| {
             Error::usage(format!(
                 "{} is not a bench result file: {e}",
                 path.display()
             ))
-        })?;
-        let mut file = file;
-        match file.schema.as_str() {
-            SCHEMA => {}
-            SCHEMA_1 => {
-                for level in &mut file.run_stats {
-                    level.summary.over = Over::Runs(level.summary.over.count());
-                }
-            }
+        };
+        let mut value: serde_json::Value = serde_json::from_str(&text).map_err(not_a_result)?;
+        let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
+        let legacy = match schema {
+            SCHEMA => None,
+            old if legacy::SCHEMAS.contains(&old) => Some(legacy::bring_up(&mut value)),
             other => {
                 return Err(Error::usage(format!(
-                    "{} has schema '{other}'; this bench reads '{SCHEMA}' and '{SCHEMA_1}'",
-                    path.display()
+                    "{} has schema '{other}'; this bench reads '{SCHEMA}' and, from earlier \
+                     versions, {}",
+                    path.display(),
+                    legacy::SCHEMAS.join(", ")
                 )))
             }
-        }
+        };
+        let mut file: ResultFile = serde_json::from_value(value).map_err(not_a_result)?;
+        file.legacy = legacy;
         check::check_figures(&file, path)?;
         Ok(file)
     }
+
+    /// The channels read each tick, by name, in the samples' order.
+    pub fn ticked(&self) -> Vec<&str> {
+        self.channels
+            .iter()
+            .filter(|c| c.kind.is_read_each_tick())
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    /// A file of an earlier layout given today's meaning of its benchmark:
+    /// its counts read as these channels, in their order, and every figure
+    /// worked out over them. `None`: the benchmark is unknown here, and the
+    /// file keeps the one figure its counts can mean (hits per second).
+    pub fn upgrade(&mut self, today: Option<(&[Channel], &[Figure])>) {
+        if self.legacy.is_none() {
+            return;
+        }
+        let fallback = legacy::fallback(self.runs.iter().any(|r| r.cycle().is_some()));
+        let (channels, figures) = today.unwrap_or((fallback.0, fallback.1));
+        self.channels = channels.iter().map(ChannelRecord::from).collect();
+        self.figures = figures.iter().map(Figure::decl).collect();
+        for run in &mut self.runs {
+            legacy::place(run, channels);
+            run.evaluate(figures, channels);
+        }
+    }
+}
+
+/// Whether `run` counts among `runs` when they are judged: the first, cold
+/// attach cycle of a process is another quantity than the warm ones after
+/// it (docs/attach.md), left out as warm-up seconds are, unless no warm one
+/// is there to judge (a run stopped before its cycle ended has none).
+pub fn judged(run: &RunRecord, runs: &[RunRecord]) -> bool {
+    let cold = |r: &RunRecord| r.cycle().is_some_and(|c| c.cold);
+    !cold(run) || runs.iter().filter(|r| r.cycle().is_some()).all(cold)
 }
 
 /// The most of a result file read: ten times the largest seen (a sweep of

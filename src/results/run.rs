@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::cycles::{ChurnRecord, CycleRecord};
+use crate::channels::{Channel, Final};
 use crate::config::RunConfig;
+use crate::figures::{Figure, FigureRun, Frame, Value, View};
 use crate::latency::LatencyRecord;
 use crate::noise::Noise;
 use crate::probe_path::ProbePath;
@@ -17,7 +19,6 @@ use crate::profile::Breakdown;
 use crate::runner::affinity::Placement;
 use crate::runner::FixedRun;
 use crate::stats::{Sample, Summary};
-use crate::trigger_path::TriggerPath;
 
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,10 +44,11 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// A timed run of `producers` that ticked `samples`, summarized.
-    pub fn timed(samples: Vec<Sample>, producers: usize) -> Outcome {
+    /// A timed run that ticked `samples`, summarized (`rates`: which
+    /// channels are counts per second, see [`crate::stats::summarize`]).
+    pub fn timed(samples: Vec<Sample>, rates: &[bool]) -> Outcome {
         Outcome::Timed {
-            summary: crate::stats::summarize(&samples, producers),
+            summary: crate::stats::summarize(&samples, rates),
             samples,
             churn: None,
         }
@@ -88,12 +90,35 @@ pub struct RunRecord {
     pub profile: Option<Breakdown>,
     /// With `--latency`: the distribution of an operation's time.
     pub latency: Option<LatencyRecord>,
-    /// Figures of its own a benchmark measured in this run, by name (what
-    /// `Workload::figures` said after the run).
-    pub figures: BTreeMap<String, f64>,
-    /// For a helper benchmark: the trigger its body ran from
+    /// Every figure of its benchmark, by name: the run's value and each
+    /// measured second's.
+    pub figures: BTreeMap<String, FigureRun>,
+    /// The values measured once, when the run ended.
+    pub finals: Vec<FinalRecord>,
+    /// For a benchmark whose BPF body runs from a trigger it chose: which
     /// (`rawtp-test-run` where the kernel refused upstream's).
-    pub trigger: Option<TriggerPath>,
+    pub trigger: Option<String>,
+}
+
+/// A value measured once, at the end of a run: of a channel, and of a CPU
+/// for a per-CPU one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinalRecord {
+    pub channel: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u32>,
+    pub value: f64,
+}
+
+impl From<&Final> for FinalRecord {
+    fn from(value: &Final) -> FinalRecord {
+        FinalRecord {
+            channel: value.channel.name.to_string(),
+            cpu: value.cpu,
+            value: value.value,
+        }
+    }
 }
 
 /// A run's record as the result file lays it out (`docs/result-schema.json`):
@@ -125,9 +150,11 @@ pub struct RunRecordWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     churn: Option<ChurnRecord>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    figures: BTreeMap<String, f64>,
+    figures: BTreeMap<String, FigureRun>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    finals: Vec<FinalRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    trigger: Option<TriggerPath>,
+    trigger: Option<String>,
 }
 
 impl From<RunRecord> for RunRecordWire {
@@ -158,6 +185,7 @@ impl From<RunRecord> for RunRecordWire {
             cycle,
             churn,
             figures: run.figures,
+            finals: run.finals,
             trigger: run.trigger,
         }
     }
@@ -199,6 +227,7 @@ impl TryFrom<RunRecordWire> for RunRecord {
             profile: wire.profile,
             latency: wire.latency,
             figures: wire.figures,
+            finals: wire.finals,
             trigger: wire.trigger,
         })
     }
@@ -242,7 +271,114 @@ impl RunRecord {
             profile: None,
             latency: None,
             figures: BTreeMap::new(),
+            finals: Vec::new(),
             trigger: None,
+        }
+    }
+
+    /// Keeps what set-up and the workload said of the run: the trigger its
+    /// body ran from, the values it measured once.
+    pub fn keep_facts(
+        &mut self,
+        trigger: Option<&crate::trigger_path::TriggerUsed>,
+        finals: &[Final],
+    ) {
+        self.trigger = trigger.map(|used| used.path.name.to_string());
+        self.finals = finals.iter().map(FinalRecord::from).collect();
+    }
+
+    /// The run as quantities are worked out over it: its measured seconds
+    /// (or its fixed frame) and its finals, the channels read each tick
+    /// named by `ticked`.
+    pub fn view<'a>(&'a self, ticked: &'a [&'a str]) -> View<'a> {
+        let (frames, fixed) = match &self.outcome {
+            Outcome::Timed { samples, .. } => (
+                samples
+                    .iter()
+                    .filter(|s| !s.warmup)
+                    .map(|s| Frame {
+                        values: &s.values,
+                        elapsed_ns: s.elapsed_ns,
+                    })
+                    .collect(),
+                false,
+            ),
+            Outcome::Fixed { run, .. } => (
+                vec![Frame {
+                    values: &run.values,
+                    elapsed_ns: run.elapsed_ns,
+                }],
+                true,
+            ),
+            Outcome::Cycle(_) => (Vec::new(), false),
+        };
+        View {
+            ticked,
+            producers: self.producers,
+            frames,
+            fixed,
+            finals: self
+                .finals
+                .iter()
+                .map(|f| (f.channel.as_str(), f.cpu, f.value))
+                .collect(),
+        }
+    }
+
+    /// Works out and keeps every figure of `figures` for this run, over its
+    /// channels (`channels`, as its benchmark declares them).
+    pub fn evaluate(&mut self, figures: &[Figure], channels: &[Channel]) {
+        let ticked: Vec<&str> = crate::channels::ticked(channels).map(|c| c.name).collect();
+        let kept = figures
+            .iter()
+            .map(|figure| (figure.name.to_string(), self.figure_run(figure, &ticked)))
+            .collect();
+        self.figures = kept;
+    }
+
+    fn figure_run(&self, figure: &Figure, ticked: &[&str]) -> FigureRun {
+        let finite = |v: f64| v.is_finite().then_some(v);
+        match figure.value {
+            Value::PerSecond(sec) => {
+                let view = self.view(ticked);
+                let seconds = match self.fixed() {
+                    Some(_) => Vec::new(),
+                    None => sec.each(&view),
+                };
+                FigureRun {
+                    value: finite(crate::figures::Agg::Mean(sec).of(&view)),
+                    seconds,
+                }
+            }
+            Value::OfRun(agg) => FigureRun {
+                value: finite(agg.of(&self.view(ticked))),
+                seconds: Vec::new(),
+            },
+            Value::Attach | Value::Detach => FigureRun {
+                value: self.cycle().map(|cycle| {
+                    let step = match figure.value {
+                        Value::Attach => &cycle.attach,
+                        _ => &cycle.detach,
+                    };
+                    step.us_per_probe(cycle.probes)
+                }),
+                seconds: Vec::new(),
+            },
+        }
+    }
+
+    /// Its value of the figure `name`, where it has one.
+    pub fn figure(&self, name: &str) -> Option<f64> {
+        self.figures.get(name)?.value
+    }
+
+    /// Its observations of the figure `name` for judging one run against
+    /// another: each measured second's value, or the run's one value.
+    pub fn within_run(&self, name: &str) -> Vec<f64> {
+        match self.figures.get(name) {
+            Some(kept) if !kept.seconds.is_empty() => kept.seconds.clone(),
+            Some(kept) => kept.value.into_iter().collect(),
+            None => Vec::new(),
         }
     }
 
@@ -299,7 +435,6 @@ pub fn params_record(config: &RunConfig) -> BTreeMap<String, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::Counts;
     use serde_json::Value;
 
     fn record(outcome: Outcome) -> RunRecord {
@@ -319,7 +454,8 @@ mod tests {
             profile: None,
             latency: None,
             figures: BTreeMap::new(),
-            trigger: Some(TriggerPath::RawtpTestRun),
+            finals: Vec::new(),
+            trigger: Some("rawtp-test-run".to_string()),
         }
     }
 
@@ -328,7 +464,7 @@ mod tests {
             elapsed_ns: 1_000,
             calls: 10,
             ops: 10,
-            counts: Counts::default(),
+            values: vec![Some(10)],
         }
     }
 
@@ -338,15 +474,13 @@ mod tests {
             iteration: 0,
             elapsed_ns: 1_000_000_000,
             late_ns: 0,
-            hits: 5,
-            drops: 0,
             warmup: false,
-            extra: Vec::new(),
+            values: vec![Some(5), None],
         };
         let churn = Some(ChurnRecord::default());
         let kinds = [
             Outcome::nothing(),
-            Outcome::timed(vec![sample], 1),
+            Outcome::timed(vec![sample], &[true, true]),
             Outcome::Fixed {
                 run: fixed(),
                 churn,

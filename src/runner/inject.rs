@@ -250,7 +250,14 @@ mod tests {
                 blocks: None,
             },
         };
-        let run = run_fixed(&injected, &placement, ops, &mut []).unwrap();
+        let run = run_fixed(
+            &injected,
+            &placement,
+            ops,
+            &[crate::channels::Kind::Counter],
+            &mut [],
+        )
+        .unwrap();
         assert_eq!(run.ops, ops);
         cpu_ns.load(Relaxed) as f64 / ops as f64
     }
@@ -299,7 +306,14 @@ mod tests {
             },
         };
         let ops = 1_000_000;
-        let run = run_fixed(&injected, &placement, ops, &mut []).unwrap();
+        let run = run_fixed(
+            &injected,
+            &placement,
+            ops,
+            &[crate::channels::Kind::Counter],
+            &mut [],
+        )
+        .unwrap();
         assert!(
             run.ops > 0 && run.ops <= ops,
             "{} of {ops} operations",

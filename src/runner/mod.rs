@@ -19,9 +19,9 @@ mod shared;
 mod threads;
 pub mod ticks;
 
-use serde::{Deserialize, Serialize};
-
+use crate::channels::{Final, Readings};
 use crate::error::Result;
+use crate::trigger_path::TriggerUsed;
 pub use hooks::{OpRecorder, OpTiming};
 pub use producer::{ProducerCtx, BURST};
 pub use runs::{quotas, run_fixed, run_timed, FixedRun};
@@ -48,14 +48,56 @@ pub enum StoppedAt {
     Cycle(cycles::Stopped),
 }
 
-/// What a benchmark counted since it was set up.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counts {
-    pub hits: u64,
-    pub drops: u64,
+/// What a benchmark's set-up made: what kind of run it is, and the trigger
+/// its BPF body runs from (said under the set-up line).
+pub struct SetUp {
+    pub run: Prepared,
+    /// For a benchmark whose body runs from a trigger it chose at set-up
+    /// (upstream's, or a fallback the kernel allows), which one.
+    pub trigger: Option<TriggerUsed>,
 }
 
-/// A benchmark after set-up: the bodies its threads run and the counters it reads.
+/// The two kinds of run a set-up prepares.
+pub enum Prepared {
+    /// Producers (and consumers) at work, read each tick or once at the end.
+    Producers(Box<dyn Workload>),
+    /// Attach cycles on the main thread (attach, verify, detach).
+    Cycles(Box<dyn cycles::CycleWorkload>),
+}
+
+impl SetUp {
+    /// A run of producers, without a trigger to name.
+    pub fn producers(workload: impl Workload + 'static) -> SetUp {
+        SetUp {
+            run: Prepared::Producers(Box::new(workload)),
+            trigger: None,
+        }
+    }
+
+    /// The same set-up, its body run from `trigger`.
+    pub fn from_trigger(self, trigger: TriggerUsed) -> SetUp {
+        SetUp {
+            trigger: Some(trigger),
+            ..self
+        }
+    }
+}
+
+/// What a workload found besides its readings, asked once the run is over
+/// while it is still set up (the last moment to ask the kernel about it).
+#[derive(Default)]
+pub struct Facts {
+    /// For a probe benchmark, how the kernel handles its probe.
+    pub probe_path: Option<Result<crate::probe_path::ProbePath>>,
+    /// For a benchmark whose consumers attach and detach probes while the
+    /// producers hit (attach churn): the churning threads and the cycles
+    /// they finished (the run keeps those of its measured seconds).
+    pub churn: Option<(usize, Vec<cycles::ChurnCycle>)>,
+    /// The values of its [`Kind::Final`](crate::channels::Kind) channels.
+    pub finals: Vec<Final>,
+}
+
+/// A benchmark after set-up: the bodies its threads run and the channels it reads.
 pub trait Workload: Sync {
     /// The producer body. It loops through [`ProducerCtx::run`] or
     /// [`ProducerCtx::try_run`], which count operations and stop on time.
@@ -71,50 +113,13 @@ pub trait Workload: Sync {
         Ok(())
     }
 
-    /// Cumulative counts since set-up. `ops` is what the producers counted in
-    /// user space; a benchmark whose hits are counted elsewhere (in BPF) reads
-    /// its own counters instead.
-    fn measure(&self, ops: u64) -> Counts {
-        Counts {
-            hits: ops,
-            drops: 0,
-        }
-    }
-
-    /// Cumulative counts kept beside hits and drops, in a fixed order (the
-    /// sockmap benchmark's bytes sent, send calls, bytes received and read
-    /// calls): each timed sample carries its second's share of each
-    /// (`Sample::extra`). Empty for most.
-    fn extra_counts(&self) -> Vec<u64> {
-        Vec::new()
-    }
-
-    /// For a probe benchmark, how the kernel handles its probe, found now
-    /// (the runner asks after the probe has been hit); `None` for the others.
-    fn probe_path(&self) -> Option<Result<crate::probe_path::ProbePath>> {
-        None
-    }
-
-    /// Under `bench calibrate`, a workload wrapped to pay a busy loop after
-    /// each operation ([`inject::Injected`]): the workload it wraps and the
-    /// spin; `None` for the others. The runner unwraps it on entry and asks
-    /// everything else of the wrapped workload, so nothing is forwarded.
-    fn injected(&self) -> Option<(&dyn Workload, &inject::Spin)> {
-        None
-    }
-
-    /// For an attach benchmark, what its cycles attach: the runner drives
-    /// cycles instead of producers.
-    fn cycles(&self) -> Option<&dyn cycles::CycleWorkload> {
-        None
-    }
-
-    /// For a benchmark whose consumers attach and detach probes while the
-    /// producers hit (attach churn), the cycles they have finished so far
-    /// (the run keeps those of its measured seconds) and the churning
-    /// threads; `None` for the others.
-    fn churn(&self) -> Option<(usize, Vec<cycles::ChurnCycle>)> {
-        None
+    /// One reading of every channel its benchmark reads each tick, in the
+    /// order it declared them, taken together (one snapshot): counters
+    /// cumulative since set-up, gauges as they are now; `None` for a
+    /// reading that failed. `ops` is what the producers counted in user
+    /// space, the one channel of a benchmark counted there.
+    fn read(&self, ops: u64) -> Readings {
+        vec![Some(ops)]
     }
 
     /// The measured part of a run begins (`true`: the measured seconds, or
@@ -123,18 +128,16 @@ pub trait Workload: Sync {
     /// BPF) keeps the timings between the two alone.
     fn measuring(&self, _on: bool) {}
 
-    /// Figures of its own the benchmark measured besides its counts (the
-    /// memory a map uses, a share of lookups), by name, asked while it is
-    /// still set up after the run; the run keeps them, and the figures it
-    /// declares read them (`figures::kept`).
-    fn figures(&self) -> Vec<(&'static str, f64)> {
-        Vec::new()
+    /// What it found besides its readings (see [`Facts`]).
+    fn facts(&self) -> Facts {
+        Facts::default()
     }
 
-    /// For a benchmark whose BPF body runs from a trigger it chose at set-up
-    /// (upstream's, or a fallback the kernel allows), which one; `None` for
-    /// the others.
-    fn trigger(&self) -> Option<crate::trigger_path::TriggerUsed> {
+    /// Under `bench calibrate`, a workload wrapped to pay a busy loop after
+    /// each operation ([`inject::Injected`]): the workload it wraps and the
+    /// spin; `None` for the others. The runner unwraps it on entry and asks
+    /// everything else of the wrapped workload, so nothing is forwarded.
+    fn injected(&self) -> Option<(&dyn Workload, &inject::Spin)> {
         None
     }
 }
@@ -151,6 +154,7 @@ pub(crate) fn unwrap_injected(workload: &dyn Workload) -> (&dyn Workload, Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::channels::Kind;
     use crate::error::Error;
     use affinity::{place, Affinity, Placement};
     use phases::RunSeconds;
@@ -203,19 +207,16 @@ mod tests {
                 });
                 Ok(())
             }
-            fn measure(&self, _ops: u64) -> Counts {
-                Counts {
-                    hits: self.0.iter().map(|c| c.load(Relaxed)).sum(),
-                    drops: 0,
-                }
+            fn read(&self, _ops: u64) -> Readings {
+                vec![Some(self.0.iter().map(|c| c.load(Relaxed)).sum())]
             }
         }
         let tally = Tally([AtomicU64::new(7), AtomicU64::new(0), AtomicU64::new(0)]);
-        let run = run_fixed(&tally, &unpinned(3), 100_003, &mut []).unwrap();
+        let run = run_fixed(&tally, &unpinned(3), 100_003, &[Kind::Counter], &mut []).unwrap();
         let bodies: Vec<u64> = tally.0.iter().map(|c| c.load(Relaxed)).collect();
         assert_eq!(bodies, [7 + 33_335, 33_334, 33_334]);
         assert_eq!((run.calls, run.ops), (100_003, 100_003));
-        assert_eq!(run.counts.hits, 100_003, "the count since the start");
+        assert_eq!(run.values, [Some(100_003)], "the count since the start");
 
         // A call that does several operations: calls and ops part.
         struct Batches;
@@ -224,15 +225,22 @@ mod tests {
                 ctx.try_run(|| Ok(5))
             }
         }
-        let run = run_fixed(&Batches, &unpinned(2), 1001, &mut []).unwrap();
+        let run = run_fixed(&Batches, &unpinned(2), 1001, &[Kind::Counter], &mut []).unwrap();
         assert_eq!((run.calls, run.ops), (1001, 5005));
     }
 
     #[test]
     fn a_failing_producer_fails_the_run() {
-        let err = run_fixed(&Fails, &unpinned(2), 10, &mut []).unwrap_err();
+        let err = run_fixed(&Fails, &unpinned(2), 10, &[Kind::Counter], &mut []).unwrap_err();
         assert_eq!(err.to_string(), "the operation failed");
-        let err = run_timed(&Fails, &unpinned(1), timing(0, 3), &mut []).unwrap_err();
+        let err = run_timed(
+            &Fails,
+            &unpinned(1),
+            timing(0, 3),
+            &[Kind::Counter],
+            &mut [],
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "the operation failed");
     }
 
@@ -247,7 +255,7 @@ mod tests {
                 Ok(())
             }
         }
-        let run = run_fixed(&SlowSetup, &unpinned(2), 1000, &mut []).unwrap();
+        let run = run_fixed(&SlowSetup, &unpinned(2), 1000, &[Kind::Counter], &mut []).unwrap();
         assert_eq!(run.calls, 1000);
         assert!(run.elapsed_ns < 250_000_000, "{} ns", run.elapsed_ns);
     }
@@ -260,7 +268,7 @@ mod tests {
                 panic!("boom")
             }
         }
-        let err = run_fixed(&Panics, &unpinned(1), 1, &mut []).unwrap_err();
+        let err = run_fixed(&Panics, &unpinned(1), 1, &[Kind::Counter], &mut []).unwrap_err();
         assert_eq!(err.to_string(), "producer 0 panicked: boom");
     }
 
@@ -300,7 +308,14 @@ mod tests {
         };
         let placement = place(&Affinity::None, 1, 2, &[0]).unwrap();
         let start = Instant::now();
-        let samples = run_timed(&workload, &placement, timing(0, 1), &mut []).unwrap();
+        let samples = run_timed(
+            &workload,
+            &placement,
+            timing(0, 1),
+            &[Kind::Counter],
+            &mut [],
+        )
+        .unwrap();
         assert_eq!(samples.len(), 1);
         assert!(
             start.elapsed() < Duration::from_secs(3),
@@ -312,7 +327,8 @@ mod tests {
 
     #[test]
     fn timed_runs_tick_once_a_second_and_mark_warmup() {
-        let samples = run_timed(&Spin, &unpinned(1), timing(1, 1), &mut []).unwrap();
+        let samples =
+            run_timed(&Spin, &unpinned(1), timing(1, 1), &[Kind::Counter], &mut []).unwrap();
         assert_eq!(samples.len(), 2);
         assert!(samples[0].warmup && !samples[1].warmup);
         // The tick fires after its deadline, never before, and each interval
@@ -320,7 +336,7 @@ mod tests {
         // schedule does not drift), however late a loaded machine ticks.
         let mut previous_late = 0;
         for s in &samples {
-            assert!(s.hits > 0);
+            assert!(s.value(0) > Some(0));
             assert!(s.late_ns >= 0, "{s:?}");
             let expected = 1_000_000_000 + s.late_ns - previous_late;
             assert!(

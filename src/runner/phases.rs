@@ -13,12 +13,14 @@
 //! keep it short.
 
 use super::affinity::Placement;
-use super::{run_fixed, run_timed, unwrap_injected, FixedRun, OpTiming, Workload};
+use super::{run_fixed, run_timed, unwrap_injected, Facts, FixedRun, OpTiming, Prepared, SetUp};
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::channels::Kind;
+use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::stats::Sample;
+use crate::trigger_path::TriggerUsed;
 
 /// The length of a timed run, as its phase events give it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +54,8 @@ pub enum RunMeasurement {
 /// an observer implements only the events it needs. Events, in order:
 ///
 /// 1. `setting_up` — before the benchmark's set-up (loading, attaching).
-/// 2. `set_up` — set-up succeeded; the workload is ready, no thread started.
+/// 2. `set_up` — set-up succeeded (with the trigger it chose, if any); the
+///    workload is ready, no thread started.
 ///    (A failed set-up ends the run here with its error: no further event.)
 /// 3. A timed run: `warmup_started` when the threads are released at the
 ///    start line and the run has warm-up seconds; `measure_started` when the
@@ -65,20 +68,20 @@ pub enum RunMeasurement {
 ///    producers have done their share and every thread is joined.
 ///    An interrupt during set-up skips step 3.
 /// 4. `tearing_down` — the threads are joined, the workload is still loaded
-///    and attached (the last moment to ask the kernel about it).
+///    and attached (its [`Facts`] have just been asked).
 /// 5. `torn_down` — the workload is dropped: detached and unloaded.
 ///
 /// Steps 4 and 5 follow every successful set-up, failed runs included.
 pub trait RunObserver {
     fn setting_up(&mut self) {}
-    fn set_up(&mut self, _workload: &dyn Workload) {}
+    fn set_up(&mut self, _trigger: Option<&TriggerUsed>) {}
     fn warmup_started(&mut self, _timing: RunSeconds) {}
     fn measure_started(&mut self, _timing: RunSeconds) {}
     fn sample(&mut self, _sample: &Sample) {}
     fn measure_ended(&mut self, _samples: &[Sample]) {}
     fn fixed_started(&mut self, _repeat: u64) {}
     fn fixed_ended(&mut self, _run: &FixedRun) {}
-    fn tearing_down(&mut self, _workload: &dyn Workload) {}
+    fn tearing_down(&mut self) {}
     fn torn_down(&mut self) {}
 
     /// Asked before the threads start: what the producers should time
@@ -104,27 +107,42 @@ pub(super) fn announce(observers: &mut Observers<'_, '_>, event: impl Fn(&mut dy
     }
 }
 
+/// A run done: what it measured, what its workload found, and the trigger
+/// its set-up chose.
+pub struct Ran {
+    pub measured: RunMeasurement,
+    pub facts: Facts,
+    pub trigger: Option<TriggerUsed>,
+}
+
 /// Sets up with `setup`, runs `work` on `placement`, tears down, announcing
-/// each phase to `observers`.
+/// each phase to `observers`. `kinds` are the kinds of the channels the
+/// workload reads each tick.
 pub fn run(
-    setup: impl FnOnce() -> Result<Box<dyn Workload>>,
+    setup: impl FnOnce() -> Result<SetUp>,
     placement: &Placement,
     work: RunLength,
+    kinds: &[Kind],
     observers: &mut Observers<'_, '_>,
-) -> Result<RunMeasurement> {
+) -> Result<Ran> {
     announce(observers, |o| o.setting_up());
-    let workload = setup()?;
-    // Observers ask the benchmark's own workload, not a wrapper.
-    let (asked, _) = unwrap_injected(workload.as_ref());
-    announce(observers, |o| o.set_up(asked));
+    let SetUp { run, trigger } = setup()?;
+    let Prepared::Producers(workload) = run else {
+        return Err(Error::setup(
+            "the benchmark set up attach cycles, not producers",
+        ));
+    };
+    announce(observers, |o| o.set_up(trigger.as_ref()));
     let measured = if interrupt::received().is_some() {
         Ok(RunMeasurement::NotStarted)
     } else {
         match work {
-            RunLength::Timed(timing) => run_timed(workload.as_ref(), placement, timing, observers)
-                .map(RunMeasurement::Timed),
+            RunLength::Timed(timing) => {
+                run_timed(workload.as_ref(), placement, timing, kinds, observers)
+                    .map(RunMeasurement::Timed)
+            }
             RunLength::Fixed { repeat } => {
-                let fixed = run_fixed(workload.as_ref(), placement, repeat, observers);
+                let fixed = run_fixed(workload.as_ref(), placement, repeat, kinds, observers);
                 if let Ok(fixed) = &fixed {
                     announce(observers, |o| o.fixed_ended(fixed));
                 }
@@ -132,10 +150,16 @@ pub fn run(
             }
         }
     };
-    announce(observers, |o| o.tearing_down(asked));
+    // The benchmark's own workload is asked, not a wrapper.
+    let facts = unwrap_injected(workload.as_ref()).0.facts();
+    announce(observers, |o| o.tearing_down());
     drop(workload);
     announce(observers, |o| o.torn_down());
-    measured
+    Ok(Ran {
+        measured: measured?,
+        facts,
+        trigger,
+    })
 }
 
 #[cfg(test)]
@@ -151,7 +175,7 @@ mod tests {
         fn setting_up(&mut self) {
             self.0.push("setting_up".into());
         }
-        fn set_up(&mut self, _: &dyn Workload) {
+        fn set_up(&mut self, _: Option<&TriggerUsed>) {
             self.0.push("set_up".into());
         }
         fn warmup_started(&mut self, t: RunSeconds) {
@@ -172,7 +196,7 @@ mod tests {
         fn fixed_ended(&mut self, run: &FixedRun) {
             self.0.push(format!("fixed_ended {}", run.calls));
         }
-        fn tearing_down(&mut self, _: &dyn Workload) {
+        fn tearing_down(&mut self) {
             self.0.push("tearing_down".into());
         }
         fn torn_down(&mut self) {
@@ -180,9 +204,11 @@ mod tests {
         }
     }
 
-    fn spin() -> Result<Box<dyn Workload>> {
-        Ok(Box::new(Spin))
+    fn spin() -> Result<SetUp> {
+        Ok(SetUp::producers(Spin))
     }
+
+    const COUNTER: [Kind; 1] = [Kind::Counter];
 
     #[test]
     fn a_timed_run_announces_its_phases_in_order() {
@@ -192,14 +218,15 @@ mod tests {
             warmup_secs: 1,
             duration_secs: 1,
         };
-        let measured = run(
+        let ran = run(
             spin,
             &placement,
             RunLength::Timed(timing),
+            &COUNTER,
             &mut [&mut first, &mut second],
         )
         .unwrap();
-        assert!(matches!(measured, RunMeasurement::Timed(s) if s.len() == 2));
+        assert!(matches!(ran.measured, RunMeasurement::Timed(s) if s.len() == 2));
         let expected = [
             "setting_up",
             "set_up",
@@ -219,7 +246,14 @@ mod tests {
             warmup_secs: 0,
             duration_secs: 1,
         };
-        run(spin, &placement, RunLength::Timed(timing), &mut [&mut log]).unwrap();
+        run(
+            spin,
+            &placement,
+            RunLength::Timed(timing),
+            &COUNTER,
+            &mut [&mut log],
+        )
+        .unwrap();
         assert_eq!(
             log.0[2..5],
             ["measure_started 1", "sample 0 false", "measure_ended 1"],
@@ -235,6 +269,7 @@ mod tests {
             spin,
             &placement,
             RunLength::Fixed { repeat: 1000 },
+            &COUNTER,
             &mut [&mut log],
         )
         .unwrap();
@@ -259,9 +294,11 @@ mod tests {
             || Err(crate::error::Error::setup("no")),
             &placement,
             RunLength::Fixed { repeat: 1 },
+            &COUNTER,
             &mut [&mut log],
         )
-        .unwrap_err();
+        .err()
+        .unwrap();
         assert_eq!(err.to_string(), "no");
         assert_eq!(log.0, ["setting_up"]);
     }

@@ -9,17 +9,34 @@ use serde::{Deserialize, Serialize};
 use super::phases::{self, announce, Observers, RunSeconds};
 use super::threads::with_threads;
 use super::ticks::nanos;
-use super::{affinity::Placement, Counts, Workload};
-use crate::error::Result;
+use super::{affinity::Placement, Workload};
+use crate::channels::{self, Kind};
+use crate::error::{Error, Result};
 use crate::stats::Sample;
+
+/// One snapshot of every channel the workload reads each tick, checked
+/// against the kinds its benchmark declared.
+fn read(workload: &dyn Workload, ops: u64, kinds: &[Kind]) -> Result<Vec<Option<u64>>> {
+    let readings = workload.read(ops);
+    if readings.len() != kinds.len() {
+        return Err(Error::runtime(format!(
+            "the workload read {} channels where its benchmark declares {}",
+            readings.len(),
+            kinds.len()
+        )));
+    }
+    Ok(readings)
+}
 
 /// Runs `warmup + duration` one-second iterations and returns every sample
 /// (warm-up ones marked), announcing the start of warm-up and of measurement,
-/// each sample and the end of measurement to `observers`.
+/// each sample and the end of measurement to `observers`. `kinds` are the
+/// kinds of the channels the workload reads each tick, in its order.
 pub fn run_timed(
     workload: &dyn Workload,
     placement: &Placement,
     timing: RunSeconds,
+    kinds: &[Kind],
     observers: &mut Observers<'_, '_>,
 ) -> Result<Vec<Sample>> {
     let RunSeconds {
@@ -28,8 +45,7 @@ pub fn run_timed(
     } = timing;
     let (workload, spin) = super::unwrap_injected(workload);
     // Counted before any producer runs, so the first sample misses nothing.
-    let before = workload.measure(0);
-    let extra_before = workload.extra_counts();
+    let before = read(workload, 0, kinds)?;
     let op_timing = phases::producer_timing(observers);
     with_threads(
         workload,
@@ -47,15 +63,19 @@ pub fn run_timed(
             }
             let mut prev_time = start;
             let mut prev = before;
-            let mut prev_extra = extra_before;
             for iteration in 0..warmup + duration {
                 let deadline = start + Duration::from_secs(u64::from(iteration) + 1);
                 if !shared.stop.sleep_until(deadline) {
                     break;
                 }
                 let now = Instant::now();
-                let counts = workload.measure(shared.total_ops());
-                let extra = workload.extra_counts();
+                let readings = match read(workload, shared.total_ops(), kinds) {
+                    Ok(readings) => readings,
+                    Err(err) => {
+                        shared.fail(err);
+                        break;
+                    }
+                };
                 // The histograms' second ends where the counts' does.
                 if let Some(timing) = &shared.timing {
                     timing.advance(u64::from(iteration) + 1);
@@ -64,14 +84,8 @@ pub fn run_timed(
                     iteration,
                     elapsed_ns: nanos(now - prev_time),
                     late_ns: signed_nanos(now, deadline),
-                    hits: counts.hits.saturating_sub(prev.hits),
-                    drops: counts.drops.saturating_sub(prev.drops),
                     warmup: iteration < warmup,
-                    extra: extra
-                        .iter()
-                        .zip(&prev_extra)
-                        .map(|(now, then)| now.saturating_sub(*then))
-                        .collect(),
+                    values: channels::share(kinds, &readings, &prev),
                 };
                 announce(observers, |o| o.sample(&sample));
                 samples.push(sample);
@@ -79,8 +93,7 @@ pub fn run_timed(
                     workload.measuring(true);
                     announce(observers, |o| o.measure_started(timing));
                 }
-                prev = counts;
-                prev_extra = extra;
+                prev = readings;
                 prev_time = now;
             }
             workload.measuring(false);
@@ -93,7 +106,7 @@ pub fn run_timed(
 }
 
 /// The result of a fixed-work run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FixedRun {
     /// From the start line until the last producer finished.
     pub elapsed_ns: u64,
@@ -101,8 +114,10 @@ pub struct FixedRun {
     pub calls: u64,
     /// Operations the producers counted.
     pub ops: u64,
-    /// What the benchmark counted (e.g. BPF hits) during the run.
-    pub counts: Counts,
+    /// Each channel read every tick, over the run: a counter's count from
+    /// the start line to the end, a gauge's reading at the end; `None`
+    /// where a reading failed.
+    pub values: Vec<Option<u64>>,
 }
 
 impl FixedRun {
@@ -122,16 +137,17 @@ pub fn quotas(repeat: u64, producers: usize) -> Vec<u64> {
 
 /// Runs exactly `repeat` producer operations in total and reports the time;
 /// announces its start to `observers` (its end is announced by the caller,
-/// once the counts are read).
+/// once the counts are read). `kinds` as for [`run_timed`].
 pub fn run_fixed(
     workload: &dyn Workload,
     placement: &Placement,
     repeat: u64,
+    kinds: &[Kind],
     observers: &mut Observers<'_, '_>,
 ) -> Result<FixedRun> {
     let (workload, spin) = super::unwrap_injected(workload);
     let quotas = quotas(repeat, placement.producers.len());
-    let before = workload.measure(0);
+    let before = read(workload, 0, kinds)?;
     let op_timing = phases::producer_timing(observers);
     workload.measuring(true);
     let threads = with_threads(
@@ -157,15 +173,12 @@ pub fn run_fixed(
     );
     workload.measuring(false);
     let (elapsed_ns, calls, ops) = threads?;
-    let after = workload.measure(ops);
+    let after = read(workload, ops, kinds)?;
     Ok(FixedRun {
         elapsed_ns,
         calls,
         ops,
-        counts: Counts {
-            hits: after.hits.saturating_sub(before.hits),
-            drops: after.drops.saturating_sub(before.drops),
-        },
+        values: channels::share(kinds, &after, &before),
     })
 }
 

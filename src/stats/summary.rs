@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One tick of the measure loop: what was counted since the previous tick.
+/// One tick of the measure loop: each channel's share of the second since
+/// the previous tick.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     /// 0-based, warm-up ticks included.
@@ -11,39 +12,29 @@ pub struct Sample {
     pub elapsed_ns: u64,
     /// How far past its deadline the tick fired (negative: early).
     pub late_ns: i64,
-    pub hits: u64,
-    pub drops: u64,
     pub warmup: bool,
-    /// Counts a workload keeps beside hits and drops, each this second's
-    /// share, in the order the workload gives them (`Workload::extra_counts`);
-    /// empty for most.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra: Vec<u64>,
+    /// Each channel read every tick, in the order the benchmark declared
+    /// them: a counter's count in this second, a gauge's reading at its
+    /// end; `None` where a reading failed.
+    pub values: Vec<Option<u64>>,
 }
 
 impl Sample {
     /// A second's sample taken on time, for tests.
     #[cfg(test)]
-    pub fn on_time(iteration: u32, hits: u64, drops: u64, warmup: bool) -> Sample {
+    pub fn on_time(iteration: u32, values: &[u64], warmup: bool) -> Sample {
         Sample {
             iteration,
             elapsed_ns: 1_000_000_000,
             late_ns: 0,
-            hits,
-            drops,
             warmup,
-            extra: Vec::new(),
+            values: values.iter().map(|v| Some(*v)).collect(),
         }
     }
 
-    pub fn hits_per_sec(&self) -> f64 {
-        per_second(self.hits, self.elapsed_ns)
-    }
-    pub fn drops_per_sec(&self) -> f64 {
-        per_second(self.drops, self.elapsed_ns)
-    }
-    pub fn total_per_sec(&self) -> f64 {
-        per_second(self.hits + self.drops, self.elapsed_ns)
+    /// Channel `at`'s value in this second.
+    pub fn value(&self, at: usize) -> Option<u64> {
+        *self.values.get(at)?
     }
 }
 
@@ -78,25 +69,18 @@ pub fn mean_sd(values: &[f64]) -> MeanSd {
     }
 }
 
-/// Rates are in events per second.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// What a run's seconds (or runs) came to, channel by channel: never a
+/// sum across channels, whose units differ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// What the figures are means of: a run's measured seconds, or runs.
     /// Kept in a result file as `"samples": N` or `"runs": N`.
     #[serde(flatten)]
     pub over: Over,
-    pub hits: MeanSd,
-    pub drops: MeanSd,
-    pub total: MeanSd,
-    /// Mean hit rate of one producer.
-    pub per_producer: f64,
-    /// Time one producer spends per hit, in ns; `None` when nothing was hit.
-    pub latency_ns: Option<f64>,
-    /// Wall-clock microseconds per operation of all producers together
-    /// (perf's usecs/op): the inverse of the mean rate, its sd carried over
-    /// to first order, so that it agrees with ops/s even when a second saw
-    /// no operation finish.
-    pub usecs_per_op: MeanSd,
+    /// Each channel read every tick, in the samples' order: the mean and sd
+    /// of its rate per second (a counter, a duration) or of its readings (a
+    /// gauge); `None` where no second has a value.
+    pub channels: Vec<Option<MeanSd>>,
     /// The latest tick, in ns past its deadline.
     pub max_late_ns: i64,
     /// A tick was more than [`NOISY_LATE_NS`] late: the machine was busy with
@@ -125,71 +109,58 @@ impl Over {
 /// How late a tick may fire before the run is called noisy.
 pub const NOISY_LATE_NS: i64 = 50_000_000;
 
-/// Microseconds per operation from a rate of operations per second: the
-/// inverse of the mean, its sd carried over to first order.
-fn usecs_per_op(total: MeanSd) -> MeanSd {
-    if total.mean > 0.0 {
-        MeanSd {
-            mean: 1e6 / total.mean,
-            sd: 1e6 * total.sd / (total.mean * total.mean),
-        }
-    } else {
-        MeanSd { mean: 0.0, sd: 0.0 }
-    }
-}
-
-/// Summarises the measured samples, leaving the warm-up ones out. `None` when
-/// no measured sample exists (e.g. a run stopped during warm-up).
-pub fn summarize(samples: &[Sample], producers: usize) -> Option<Summary> {
+/// Summarises the measured samples, leaving the warm-up ones out; `rates`
+/// says, channel by channel, whether its values are counts to be divided by
+/// each second's length. `None` when no measured sample exists (e.g. a run
+/// stopped during warm-up).
+pub fn summarize(samples: &[Sample], rates: &[bool]) -> Option<Summary> {
     let measured: Vec<&Sample> = samples.iter().filter(|s| !s.warmup).collect();
     if measured.is_empty() {
         return None;
     }
-    let rates = |f: fn(&Sample) -> f64| measured.iter().map(|s| f(s)).collect::<Vec<f64>>();
-    let hits = mean_sd(&rates(Sample::hits_per_sec));
-    let drops = mean_sd(&rates(Sample::drops_per_sec));
-    let total = mean_sd(&rates(Sample::total_per_sec));
-    let producers = producers.max(1) as f64;
-    let per_producer = hits.mean / producers;
-    let latency_ns = (per_producer > 0.0).then(|| 1e9 / per_producer);
+    let channels = rates
+        .iter()
+        .enumerate()
+        .map(|(at, &rate)| {
+            let values: Vec<f64> = measured
+                .iter()
+                .filter_map(|s| {
+                    let value = s.value(at)?;
+                    Some(match rate {
+                        true => per_second(value, s.elapsed_ns),
+                        false => value as f64,
+                    })
+                })
+                .collect();
+            (!values.is_empty()).then(|| mean_sd(&values))
+        })
+        .collect();
     let max_late_ns = measured.iter().map(|s| s.late_ns).max().unwrap_or(0);
-    let usecs_per_op = usecs_per_op(total);
     Some(Summary {
         over: Over::Samples(measured.len()),
-        hits,
-        drops,
-        total,
-        per_producer,
-        latency_ns,
-        usecs_per_op,
+        channels,
         max_late_ns,
         noisy: max_late_ns > NOISY_LATE_NS,
     })
 }
 
-/// The summary over independent runs: each figure is the mean of the runs'
-/// figures and its spread the between-run sd.
-/// `None` without a run.
-pub fn summarize_runs(runs: &[Summary], producers: usize) -> Option<Summary> {
-    if runs.is_empty() {
-        return None;
-    }
-    let over = |f: fn(&Summary) -> f64| mean_sd(&runs.iter().map(f).collect::<Vec<f64>>());
-    let hits = over(|s| s.hits.mean);
-    let drops = over(|s| s.drops.mean);
-    let total = over(|s| s.total.mean);
-    let per_producer = hits.mean / producers.max(1) as f64;
-    let usecs_per_op = usecs_per_op(total);
-    let max_late_ns = runs.iter().map(|s| s.max_late_ns).max().unwrap_or(0);
+/// The summary over independent runs: each channel's mean of the runs'
+/// means, its spread the between-run sd. `None` without a run.
+pub fn summarize_runs(runs: &[Summary]) -> Option<Summary> {
+    let width = runs.iter().map(|s| s.channels.len()).max()?;
+    let channels = (0..width)
+        .map(|at| {
+            let means: Vec<f64> = runs
+                .iter()
+                .filter_map(|s| Some(s.channels.get(at).copied()??.mean))
+                .collect();
+            (!means.is_empty()).then(|| mean_sd(&means))
+        })
+        .collect();
     Some(Summary {
         over: Over::Runs(runs.len()),
-        hits,
-        drops,
-        total,
-        per_producer,
-        latency_ns: (per_producer > 0.0).then(|| 1e9 / per_producer),
-        usecs_per_op,
-        max_late_ns,
+        channels,
+        max_late_ns: runs.iter().map(|s| s.max_late_ns).max().unwrap_or(0),
         noisy: runs.iter().any(|s| s.noisy),
     })
 }
@@ -203,10 +174,8 @@ mod tests {
             iteration,
             elapsed_ns,
             late_ns: elapsed_ns as i64 - 1_000_000_000,
-            hits,
-            drops: 0,
             warmup,
-            extra: Vec::new(),
+            values: vec![Some(hits)],
         }
     }
 
@@ -231,10 +200,11 @@ mod tests {
             sample(1, 2_000_000, 1_000_000_000, false),
             sample(2, 4_000_000, 1_000_000_000, false),
         ];
-        let s = summarize(&samples, 1).unwrap();
+        let s = summarize(&samples, &[true]).unwrap();
         assert_eq!(s.over, Over::Samples(2));
-        assert_eq!(s.hits.mean, 3_000_000.0);
-        assert!((s.hits.sd - 2f64.sqrt() * 1_000_000.0).abs() < 1e-6);
+        let hits = s.channels[0].unwrap();
+        assert_eq!(hits.mean, 3_000_000.0);
+        assert!((hits.sd - 2f64.sqrt() * 1_000_000.0).abs() < 1e-6);
     }
 
     #[test]
@@ -245,57 +215,73 @@ mod tests {
             sample(1, 1_500_000, 1_500_000_000, false),
             sample(2, 500_000, 500_000_000, false),
         ];
-        let s = summarize(&samples, 1).unwrap();
-        assert_eq!(s.hits.mean, 1_000_000.0);
-        assert_eq!(s.hits.sd, 0.0);
+        let s = summarize(&samples, &[true]).unwrap();
+        assert_eq!(
+            s.channels[0],
+            Some(MeanSd {
+                mean: 1_000_000.0,
+                sd: 0.0
+            })
+        );
         assert_eq!(s.max_late_ns, 500_000_000);
         assert!(s.noisy, "a tick 500 ms late makes a noisy run");
         let on_time = [sample(0, 1_000_000, 1_000_000_000, false)];
-        assert!(!summarize(&on_time, 1).unwrap().noisy);
+        assert!(!summarize(&on_time, &[true]).unwrap().noisy);
     }
 
+    /// A gauge's readings are not divided by the second's length: a memory
+    /// of 656,400 bytes read every second is 656,400, however late a tick.
     #[test]
-    fn per_producer_rate_and_latency() {
-        let samples = [sample(0, 4_000_000, 1_000_000_000, false)];
-        let s = summarize(&samples, 2).unwrap();
-        assert_eq!(s.per_producer, 2_000_000.0);
-        // Each producer gets a hit every 500 ns.
-        assert_eq!(s.latency_ns, Some(500.0));
-        // Together, the producers finish an operation every 0.25 us.
+    fn gauges_are_means_of_their_readings() {
+        let samples = [
+            sample(0, 656_400, 1_000_000_000, false),
+            sample(1, 656_400, 1_200_000_000, false),
+        ];
+        let s = summarize(&samples, &[false]).unwrap();
         assert_eq!(
-            s.usecs_per_op,
-            MeanSd {
-                mean: 0.25,
+            s.channels[0],
+            Some(MeanSd {
+                mean: 656_400.0,
                 sd: 0.0
-            }
+            })
         );
     }
 
     #[test]
-    fn usecs_per_op_agrees_with_the_rate_even_over_an_empty_second() {
-        let samples = [
-            sample(0, 0, 1_000_000_000, false),
-            sample(1, 4_000, 1_000_000_000, false),
-        ];
-        let s = summarize(&samples, 1).unwrap();
-        // 4000 operations in 2 s: 500 us each.
-        assert_eq!(s.total.mean, 2_000.0);
-        assert_eq!(s.usecs_per_op.mean, 500.0);
+    fn a_failed_reading_is_left_out_not_counted_as_zero() {
+        let mut failed = sample(1, 0, 1_000_000_000, false);
+        failed.values = vec![None];
+        let samples = [sample(0, 4_000, 1_000_000_000, false), failed];
+        let s = summarize(&samples, &[false]).unwrap();
+        assert_eq!(
+            s.channels[0],
+            Some(MeanSd {
+                mean: 4_000.0,
+                sd: 0.0
+            })
+        );
+        let mut none = sample(0, 0, 1_000_000_000, false);
+        none.values = vec![None];
+        assert_eq!(summarize(&[none], &[true]).unwrap().channels, [None]);
     }
 
     #[test]
-    fn drops_count_toward_total_operations() {
-        let mut s = sample(0, 3_000_000, 1_000_000_000, false);
-        s.drops = 1_000_000;
-        let summary = summarize(&[s], 1).unwrap();
-        assert_eq!(summary.drops.mean, 1_000_000.0);
-        assert_eq!(summary.total.mean, 4_000_000.0);
+    fn runs_are_summed_up_by_their_means() {
+        let one = summarize(&[sample(0, 2_000, 1_000_000_000, false)], &[true]).unwrap();
+        let two = summarize(&[sample(0, 4_000, 1_000_000_000, false)], &[true]).unwrap();
+        let over = summarize_runs(&[one, two]).unwrap();
+        assert_eq!(over.over, Over::Runs(2));
+        let hits = over.channels[0].unwrap();
+        assert_eq!(hits.mean, 3_000.0);
+        assert!((hits.sd - 2f64.sqrt() * 1_000.0).abs() < 1e-9);
+        assert_eq!(summarize_runs(&[]), None);
     }
 
     #[test]
     fn nothing_measured_gives_no_summary() {
-        assert_eq!(summarize(&[sample(0, 5, 1_000_000_000, true)], 1), None);
-        let s = summarize(&[sample(0, 0, 1_000_000_000, false)], 1).unwrap();
-        assert_eq!(s.latency_ns, None);
+        assert_eq!(
+            summarize(&[sample(0, 5, 1_000_000_000, true)], &[true]),
+            None
+        );
     }
 }

@@ -328,7 +328,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("output", &["report"]),
     ("families", &["benches", "attach"]),
-    ("results", &["results", "figures", "calibrate::finding"]),
+    (
+        "results",
+        &["results", "figures", "lines", "calibrate::finding"],
+    ),
     (
         "engine",
         &[
@@ -347,7 +350,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "foundation",
-        &["stats", "config", "lists", "runner::affinity"],
+        &["stats", "config", "lists", "channels", "runner::affinity"],
     ),
     ("base", &["error", "interrupt", "progress"]),
 ];

@@ -371,7 +371,7 @@ fn churn_run(args: &[&str]) -> (f64, bench::results::cycles::ChurnRecord, String
     assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
     let result = ResultFile::load(&json).unwrap();
     let record = &result.runs[0];
-    let hits = record.summary().unwrap().hits.mean;
+    let hits = record.figure("hits").unwrap();
     let churn = record
         .churn()
         .cloned()

@@ -30,12 +30,30 @@ fn samples(hits: f64, drops: f64, factors: &[f64], warmup: bool) -> Vec<Sample> 
             iteration: i as u32,
             elapsed_ns: 1_000_000_000,
             late_ns: 0,
-            hits: (hits * f) as u64,
-            drops: (drops * f) as u64,
             warmup,
-            extra: Vec::new(),
+            values: vec![Some((hits * f) as u64), Some((drops * f) as u64)],
         })
         .collect()
+}
+
+/// `run`'s samples, summed up and its figures worked out, as a run of
+/// `bench` would have them (a benchmark the registry lacks as
+/// trig-uprobe-nop); the file's tables to match.
+fn measured(file: &mut ResultFile, bench: &str) {
+    let known = bench::benches::find(bench)
+        .or_else(|| bench::benches::find("trig-uprobe-nop"))
+        .unwrap();
+    file.channels = known.channels().iter().map(Into::into).collect();
+    file.figures = known.figures().iter().map(|f| f.decl()).collect();
+    for run in &mut file.runs {
+        if let Outcome::Timed {
+            samples, summary, ..
+        } = &mut run.outcome
+        {
+            *summary = bench::stats::summarize(samples, &[true, true]);
+        }
+        run.evaluate(known.figures(), known.channels());
+    }
 }
 
 const STEADY: [f64; 8] = [0.997, 1.002, 1.0, 0.999, 1.003, 0.998, 1.001, 1.0];
@@ -46,7 +64,8 @@ fn write(dir: &Path, name: &str, bench: &str, samples: Vec<Sample>, partial: boo
     file.partial = partial;
     let run = &mut file.runs[0];
     run.partial = partial;
-    run.outcome = Outcome::timed(samples, 1);
+    run.outcome = Outcome::timed(samples, &[true, true]);
+    measured(&mut file, bench);
     let path = dir.join(name);
     fs::write(&path, file.to_json()).unwrap();
     path
@@ -159,13 +178,12 @@ fn a_large_change_that_is_not_significant_is_no_significant_change() {
 fn the_perf_family_is_ranked_by_all_operations_as_in_its_sweep_table() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // Equal hits, 50 % more operations in all: the perf family's headline
-    // (total operations) moved, its hits did not.
+    // 50 % more operations: the perf family's headline, its one channel.
     let (old, new) = old_new(
         d,
         "syscall-basic",
-        samples(1e6, 1e6, &STEADY, false),
-        samples(1e6, 2e6, &STEADY, false),
+        samples(2e6, 0.0, &STEADY, false),
+        samples(3e6, 0.0, &STEADY, false),
     );
     let row = &rows(&compare(&[&old, &new], &[]))[0];
     assert!(row.contains("+50.00 %") && row.contains("faster"), "{row}");
@@ -491,6 +509,9 @@ fn attach_times_are_compared_as_times_longer_is_slower() {
                 };
                 cycle.attach.wall_ns = us * 1000 * cycle.probes as u64;
                 cycle.detach.wall_ns = [300, 310, 290, 305][i] * 1000 * cycle.probes as u64;
+                // The times changed: so do the figures the file keeps.
+                let bench = bench::benches::find("attach-uprobe-multi").unwrap();
+                run.evaluate(bench.figures(), bench.channels());
                 run
             })
             .collect();
@@ -589,10 +610,12 @@ fn a_rate_that_fell_is_never_shown_falling_by_more_than_all_of_it() {
                 .map(|(i, &level)| {
                     let mut run = first.clone();
                     run.repetition = Some(i as u32 + 1);
-                    run.outcome = Outcome::timed(samples(level, 0.0, &STEADY, false), 1);
+                    run.outcome = Outcome::timed(samples(level, 0.0, &STEADY, false), &[true]);
                     run
                 })
                 .collect();
+            let name = f.benchmark.clone();
+            measured(f, &name);
         });
         path
     };
@@ -637,4 +660,112 @@ fn repeat_runs_are_compared_run_by_run() {
     assert!(row.contains("/s") && row.contains('%'), "{row}");
     assert!(!row.contains("--repeat"), "{row}");
     fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two real runs of `bench` (`args` before its name), written to `dir`.
+fn two_runs(dir: &Path, bench: &str, args: &str) -> (PathBuf, PathBuf) {
+    let _lock = probe_lock();
+    let paths = (dir.join("a.json"), dir.join("b.json"));
+    for path in [&paths.0, &paths.1] {
+        bench_ok(&format!("-q {args} --json {} {bench}", path.display()));
+    }
+    paths
+}
+
+/// `compare`'s rows with the benchmark's name cut off their start, their
+/// columns' padding (which the name's length sets) folded.
+fn rows_after(out: &Output, name: &str) -> Vec<String> {
+    rows(out)
+        .iter()
+        .map(|r| r.strip_prefix(name).unwrap_or_else(|| panic!("{r}")))
+        .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// A result file carries the table of what it measured: compared under a
+/// name this bench does not know, it gives the rows, units and verdicts it
+/// gives under its own (a map's memory in MiB, lower is better; sockmap's
+/// megabytes per second).
+#[test]
+fn a_file_is_compared_by_what_it_says_not_by_its_name() {
+    for (bench, args) in [("htab-mem", "-w0 -d2"), ("sockmap", "-w0 -d2")] {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = two_runs(dir.path(), bench, args);
+        let known = rows_after(&compare(&[&a, &b], &[]), bench);
+        let figures = bench::benches::find(bench).unwrap().figures();
+        assert_eq!(known.len(), figures.len(), "{known:?}");
+        if bench == "htab-mem" {
+            let memory = known.iter().find(|r| r.starts_with("memory ")).unwrap();
+            assert_has(memory, " MiB");
+        }
+        for path in [&a, &b] {
+            edit(path, |f| f.benchmark = "renamed-since".to_string());
+        }
+        let unknown = rows_after(&compare(&[&a, &b], &[]), "renamed-since");
+        assert_eq!(unknown, known, "{bench}");
+    }
+}
+
+/// A file 4c30c63 wrote (bench-result/2: hits, drops and extra counts whose
+/// meaning lived in the binary) loads, says once what it lacks, and is
+/// compared with a file of today's by today's meaning of its benchmark.
+#[test]
+fn a_file_of_the_layout_before_compares_against_a_new_one() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir = tempfile::tempdir().unwrap();
+    for (bench, args) in [
+        ("htab-mem", "-w0 -d2"),
+        ("sockmap", "-w0 -d2"),
+        ("trig-uprobe-nop", "-w0 -d2"),
+    ] {
+        let old = fixtures.join(format!("4c30c63-{bench}.json"));
+        let new = dir.path().join(format!("{bench}.json"));
+        {
+            let _lock = probe_lock();
+            bench_ok(&format!("-q {args} --json {} {bench}", new.display()));
+        }
+        let out = compare(&[&old, &new], &[]);
+        let notes: Vec<&str> = out
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("note: "))
+            .collect();
+        assert!(
+            notes[0].contains("was written as bench-result/2"),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(
+            notes
+                .iter()
+                .filter(|n| n.contains("bench-result/2"))
+                .count(),
+            1,
+            "{}",
+            out.stdout
+        );
+        let rows = rows(&out);
+        let figures = bench::benches::find(bench).unwrap().figures();
+        for figure in figures {
+            let label = match figures.len() {
+                1 => format!("{bench} "),
+                _ => format!("{bench} {} ", figure.name),
+            };
+            let row = rows.iter().find(|r| r.starts_with(&label));
+            let row = row.unwrap_or_else(|| panic!("no {label:?} in {}", out.stdout));
+            // Both sides have it (one run a side judges no value of a run).
+            assert!(!row.contains("side has no"), "{row}");
+        }
+    }
+    // The old htab-mem's memory was its drops: now a gauge of bytes, in MiB.
+    let (old, _) = bench::compare::load_result(&fixtures.join("4c30c63-htab-mem.json")).unwrap();
+    let seconds = old.runs[0].samples();
+    let bytes =
+        seconds.iter().filter_map(|s| s.value(1)).sum::<u64>() as f64 / seconds.len() as f64;
+    let mib = old.runs[0].figure("memory").unwrap();
+    assert!(
+        (mib - bytes / (1024.0 * 1024.0)).abs() < 1e-3,
+        "{mib} MiB of {bytes} bytes"
+    );
+    assert_eq!(old.figures[1].unit, "MiB");
 }

@@ -156,12 +156,20 @@ fn the_times_in_bpf_are_figures() {
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let figures = &result["runs"][0]["figures"];
-    let lookups = figures["lookups_per_sec"].as_f64().unwrap();
-    let ns = figures["ns_per_lookup"].as_f64().unwrap();
+    let lookups = figures["lookup"]["value"].as_f64().unwrap();
+    let ns = figures["ns-per-lookup"]["value"].as_f64().unwrap();
     assert!(lookups > 0.0 && ns > 0.0, "{figures}");
+    // Each CPU's lookups are values of their own, one a CPU.
+    let finals = result["runs"][0]["finals"].as_array().unwrap();
+    assert!(
+        finals
+            .iter()
+            .any(|f| f["channel"] == "cpu lookups" && f["cpu"].is_u64()),
+        "{finals:?}"
+    );
     let out = bench_ok("-q -w0 -d1 --runs 2 --nr_loops 100000 --nr_entries 100 bpf-hashmap-lookup");
-    assert_has(&out.stdout, "ns/lookup");
-    assert_has(&out.stdout, "lookups/s (timed in BPF)");
+    assert_has(&out.stdout, "runs: 2, ns-per-lookup ");
+    assert_has(&out.stdout, "runs: 2, lookup ");
 }
 
 #[test]

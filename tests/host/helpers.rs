@@ -107,8 +107,8 @@ fn the_trigger_is_said_in_header_probe_and_result() {
     let run = &result["runs"][0];
     assert_eq!(run["trigger"], kept, "{run}");
     // The time per op: one producer's time per iteration.
-    let latency = run["summary"]["latency_ns"].as_f64().unwrap();
-    let hits = run["summary"]["hits"]["mean"].as_f64().unwrap();
+    let latency = run["figures"]["latency"]["value"].as_f64().unwrap();
+    let hits = run["figures"]["hits"]["value"].as_f64().unwrap();
     assert!(
         (latency - 1e9 / hits).abs() < 1e-6 * latency,
         "{latency} {hits}"
@@ -120,10 +120,13 @@ fn the_trigger_is_said_in_header_probe_and_result() {
         .unwrap()
         .split(',')
         .collect();
-    let column = header_row.iter().position(|c| *c == "latency_ns").unwrap();
-    let summary = csv.lines().find(|l| l.contains(",summary,")).unwrap();
-    let value: f64 = summary.split(',').nth(column).unwrap().parse().unwrap();
-    assert!((value - latency).abs() < 1e-6 * latency, "{summary}");
+    let column = header_row.iter().position(|c| *c == "value").unwrap();
+    let figure = csv
+        .lines()
+        .find(|l| l.contains(",figure,") && l.contains(",latency,"))
+        .unwrap();
+    let value: f64 = figure.split(',').nth(column).unwrap().parse().unwrap();
+    assert!((value - latency).abs() < 1e-6 * latency, "{figure}");
 
     let probe = bench_ok("--probe bpf-loop bpf-for");
     for line in probe.stdout.lines() {
@@ -158,7 +161,7 @@ fn loops_print_upstreams_ops_lines() {
 #[test]
 fn the_time_per_op_is_a_figure_of_runs_and_sweeps() {
     let out = bench_ok("-q -w0 -d1 --runs 2 --nr_loops 3 bpf-loop");
-    assert_has(&out.stdout, "runs: 2, latency ns/op ");
+    assert_has(&out.stdout, "runs: 2, latency ");
     let svg = tempdir("helpers-sweep").join("loops.svg");
     bench_ok(&format!(
         "-q -w0 -d1 --sweep nr_loops=1,10 --plot {} bpf-loop",

@@ -141,19 +141,33 @@ fn the_memory_figure_is_the_kernels_accounting() {
         (mean - estimate).abs() <= 0.05 * estimate,
         "bench says {mean} MiB, the elements and buckets are {estimate} MiB"
     );
-    // The result file says that its drops are the memory, and they are.
+    // The result file says that its second channel is the memory, a gauge
+    // in bytes, and every second's reading is the kernel's.
     let result: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
-    let drops = result["counts"]["drops"].as_str().unwrap_or_default();
-    assert!(drops.starts_with("the map's memory in bytes"), "{result}");
+    let memory = &result["channels"][1];
+    assert_eq!(
+        (&memory["name"], &memory["unit"], &memory["kind"]),
+        (&"memory".into(), &"bytes".into(), &"gauge".into()),
+        "{result}"
+    );
+    let figure = &result["figures"][1];
+    assert_eq!(
+        (&figure["unit"], &figure["better"]),
+        (&"MiB".into(), &"lower".into())
+    );
     let samples = result["runs"][0]["samples"].as_array().unwrap();
     assert!(!samples.is_empty(), "{result}");
     for sample in samples {
-        let bytes = sample["drops"].as_f64().unwrap();
+        let bytes = sample["values"][1].as_f64().unwrap();
         assert!(
             (bytes - accounted as f64).abs() <= 0.05 * accounted as f64,
-            "a second's drops {bytes}, the kernel's fdinfo {accounted} bytes"
+            "a second's memory {bytes}, the kernel's fdinfo {accounted} bytes"
         );
     }
+    let mib = result["runs"][0]["figures"]["memory"]["value"]
+        .as_f64()
+        .unwrap();
+    assert!((mib - kernel_mib).abs() <= 0.05 * kernel_mib, "{mib} MiB");
     assert_nothing_left();
 }

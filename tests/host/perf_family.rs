@@ -254,7 +254,11 @@ fn a_timed_breakpoint_thread_run_counts_threads() {
     let iter = out.stdout.lines().next().unwrap();
     assert_starts(iter, "Iter   0");
     let result = ResultFile::load(&json).unwrap();
-    let threads: u64 = result.runs[0].samples().iter().map(|s| s.hits).sum();
+    let threads: u64 = result.runs[0]
+        .samples()
+        .iter()
+        .filter_map(|s| s.value(0))
+        .sum();
     assert!(threads > 0, "no thread in a second: {}", out.stdout);
     assert_eq!(threads % 8, 0, "{threads} threads are not batches of 8");
     assert!(

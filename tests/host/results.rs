@@ -58,7 +58,7 @@ fn json_round_trips_and_matches_its_documented_schema() {
     // Round trip: the structs read back what was written, field for field.
     let parsed = checked_file(&path);
 
-    assert_eq!(parsed.schema, "bench-result/2");
+    assert_eq!(parsed.schema, "bench-result/3");
     assert_eq!(parsed.benchmark, "trig-syscall-count");
     assert!(!parsed.partial);
     assert_eq!(parsed.options.producers, 2);
@@ -69,14 +69,21 @@ fn json_round_trips_and_matches_its_documented_schema() {
     assert!(run.samples()[0].warmup && !run.samples()[1].warmup);
     assert_eq!(run.placement.producers.len(), 2);
     assert!(run.placement.producers.iter().all(Option::is_some));
-    let summary = run.summary().copied().unwrap();
+    let summary = run.summary().cloned().unwrap();
     assert_eq!(summary.over, Over::Samples(2));
-    // The summary is what the samples say.
+    // The file says what it read: one channel, the hits, and its figure.
+    assert_eq!(parsed.ticked(), ["hits"]);
+    assert_eq!(parsed.figures[0].name, "hits");
+    assert_eq!(parsed.figures[0].unit, "hits/s");
+    // The summary is what the samples say, and so is the figure.
     let rates: Vec<f64> = run.samples()[1..]
         .iter()
-        .map(|s| s.hits as f64 * 1e9 / s.elapsed_ns as f64)
+        .map(|s| s.value(0).unwrap() as f64 * 1e9 / s.elapsed_ns as f64)
         .collect();
-    assert!((summary.hits.mean - (rates[0] + rates[1]) / 2.0).abs() < 1e-6 * summary.hits.mean);
+    let hits = summary.channels[0].unwrap();
+    assert!((hits.mean - (rates[0] + rates[1]) / 2.0).abs() < 1e-6 * hits.mean);
+    assert!(close(run.figure("hits").unwrap(), hits.mean));
+    assert_eq!(run.within_run("hits").len(), 2);
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -134,23 +141,18 @@ struct CsvRow {
     iteration: Option<u32>,
     elapsed_ns: Option<u64>,
     late_ns: Option<i64>,
+    warmup: Option<bool>,
     calls: Option<u64>,
     ops: Option<u64>,
-    hits: Option<u64>,
-    drops: Option<u64>,
-    warmup: Option<bool>,
-    hits_mean: Option<f64>,
-    hits_sd: Option<f64>,
-    drops_mean: Option<f64>,
-    drops_sd: Option<f64>,
-    per_producer: Option<f64>,
-    latency_ns: Option<f64>,
-    usecs_per_op_mean: Option<f64>,
-    usecs_per_op_sd: Option<f64>,
+    channel: Option<String>,
+    figure: Option<String>,
+    unit: Option<String>,
+    cpu: Option<u32>,
+    value: Option<f64>,
+    mean: Option<f64>,
+    sd: Option<f64>,
     runs: Option<usize>,
-    headline_mean: Option<f64>,
-    headline_sd: Option<f64>,
-    headline_ci95: Option<f64>,
+    ci95: Option<f64>,
     partial: bool,
     percentile: Option<String>,
     value_ns: Option<f64>,
@@ -161,8 +163,6 @@ struct CsvRow {
     system_ns: Option<u64>,
     us_per_probe: Option<f64>,
     fired: Option<usize>,
-    figure: Option<String>,
-    value: Option<f64>,
 }
 
 /// The `#` lines and the typed rows of a CSV file, its header checked.
@@ -219,9 +219,9 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
     // Without --latency, the latency columns stay empty.
     assert!(rows
         .iter()
-        .all(|r| r.percentile.is_none() && r.value_ns.is_none() && r.count.is_none()));
+        .all(|r| r.percentile.is_none() && r.value_ns.is_none()));
 
-    assert_eq!(comments.len(), 4, "{comments:?}");
+    assert_eq!(comments.len(), 5, "{comments:?}");
     assert!(comments[0].starts_with("# tool: bench "), "{comments:?}");
     assert!(
         comments[1].starts_with(
@@ -229,18 +229,17 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
         ),
         "{comments:?}"
     );
-    // What the hits and drops are, as the JSON says it.
-    let counts = file.counts.as_ref().expect("the file names its counts");
-    assert!(counts.hits.starts_with("operations"), "{counts:?}");
+    // What it read and what it is judged by, as the JSON says it.
+    assert_eq!(comments[2], "# channels: operations (operations, counter)");
     assert_eq!(
-        comments[2],
-        format!("# counts: hits={} | drops={}", counts.hits, counts.drops)
+        comments[3],
+        "# figures: operations (operations/s, higher is better)"
     );
     let kernel = format!("# context: kernel={} ", file.context.kernel_release);
-    assert!(comments[3].starts_with(&kernel), "{comments:?}");
+    assert!(comments[4].starts_with(&kernel), "{comments:?}");
 
     let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
-    assert_eq!(kinds, ["sample", "sample", "sample", "summary"]);
+    assert_eq!(kinds, ["sample", "sample", "sample", "summary", "figure"]);
     let run = &file.runs[0];
     for (row, sample) in rows.iter().zip(run.samples()) {
         assert_eq!(row.benchmark, "syscall-basic");
@@ -248,30 +247,28 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
         assert_eq!(row.iteration, Some(sample.iteration));
         assert_eq!(row.elapsed_ns, Some(sample.elapsed_ns));
         assert_eq!(row.late_ns, Some(sample.late_ns));
-        assert_eq!(row.hits, Some(sample.hits));
-        assert_eq!(row.drops, Some(sample.drops));
         assert_eq!(row.warmup, Some(sample.warmup));
-        assert_eq!((row.calls, row.ops, row.hits_mean), (None, None, None));
+        assert_eq!(row.channel.as_deref(), Some("operations"));
+        assert_eq!(row.unit.as_deref(), Some("operations"));
+        assert_eq!(row.value, sample.value(0).map(|v| v as f64));
+        assert_eq!((row.calls, row.ops, row.mean), (None, None, None));
         assert!(!row.partial);
     }
-    assert!(run.samples()[1].hits > 0, "{:?}", run.samples());
+    assert!(run.samples()[1].value(0) > Some(0), "{:?}", run.samples());
 
-    let summary = run.summary().copied().unwrap();
+    let summary = run.summary().cloned().unwrap();
     let row = &rows[3];
-    let pairs = [
-        (row.hits_mean, summary.hits.mean),
-        (row.hits_sd, summary.hits.sd),
-        (row.drops_mean, summary.drops.mean),
-        (row.drops_sd, summary.drops.sd),
-        (row.per_producer, summary.per_producer),
-        (row.usecs_per_op_mean, summary.usecs_per_op.mean),
-        (row.usecs_per_op_sd, summary.usecs_per_op.sd),
-    ];
-    for (csv, json) in pairs {
-        assert!(close(csv.unwrap(), json), "{row:?} against {summary:?}");
-    }
-    assert_eq!(row.latency_ns.is_some(), summary.latency_ns.is_some());
-    assert_eq!((row.iteration, row.hits, row.warmup), (None, None, None));
+    let operations = summary.channels[0].unwrap();
+    assert_eq!(row.unit.as_deref(), Some("operations/s"));
+    assert!(close(row.mean.unwrap(), operations.mean), "{row:?}");
+    assert!(close(row.sd.unwrap(), operations.sd), "{row:?}");
+    assert_eq!(row.count, Some(2));
+    let figure = &rows[4];
+    assert_eq!(figure.figure.as_deref(), Some("operations"));
+    assert!(close(
+        figure.value.unwrap(),
+        run.figure("operations").unwrap()
+    ));
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -302,25 +299,29 @@ fn csv_carries_each_run_the_statistics_over_runs_and_every_option() {
         "# precision: reached=false runs=2 stopped_by=max-runs target_pct=0.001"
     );
     let runs: Vec<(Option<u32>, &str)> = rows.iter().map(|r| (r.run, r.kind.as_str())).collect();
-    assert_eq!(
-        runs,
+    let per_run = |n| {
         [
-            (Some(1), "sample"),
-            (Some(1), "summary"),
-            (Some(2), "sample"),
-            (Some(2), "summary"),
-            (None, "runs")
+            (Some(n), "sample"),
+            (Some(n), "sample"),
+            (Some(n), "summary"),
+            (Some(n), "summary"),
+            (Some(n), "figure"),
         ]
-    );
+    };
+    let expected: Vec<_> = [per_run(1), per_run(2)]
+        .concat()
+        .into_iter()
+        .chain([(None, "runs")])
+        .collect();
+    assert_eq!(runs, expected);
     let level = &file.run_stats[0];
-    let row = &rows[4];
-    assert_eq!(row.runs, Some(2));
+    let row = rows.last().unwrap();
+    let hits = &level.figures["hits"];
+    assert_eq!((row.runs, row.figure.as_deref()), (Some(2), Some("hits")));
     for (csv, json) in [
-        (row.headline_mean, level.headline.mean),
-        (row.headline_sd, level.headline.sd),
-        (row.headline_ci95, level.headline.ci95.unwrap()),
-        (row.hits_mean, level.summary.hits.mean),
-        (row.usecs_per_op_mean, level.summary.usecs_per_op.mean),
+        (row.mean, hits.mean),
+        (row.sd, hits.sd),
+        (row.ci95, hits.ci95.unwrap()),
     ] {
         assert!(close(csv.unwrap(), json), "{row:?} against {level:?}");
     }
@@ -328,26 +329,57 @@ fn csv_carries_each_run_the_statistics_over_runs_and_every_option() {
 }
 
 #[test]
-fn csv_of_a_fixed_run_has_one_fixed_row() {
+fn csv_of_a_fixed_run_has_one_fixed_row_a_channel() {
     let (dir, file, comments, rows) =
         run_csv_json("csv-fixed", &["-q", "-r", "1000"], "syscall-basic");
-    let fixed = file.runs[0].fixed().copied().unwrap();
+    let fixed = file.runs[0].fixed().cloned().unwrap();
     assert!(comments[1].contains(" repeat=1000 "), "{comments:?}");
-    assert_eq!(rows.iter().map(|r| r.run).collect::<Vec<_>>(), [Some(1)]);
-    assert_eq!(rows.len(), 1, "{rows:?}");
+    let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["fixed", "figure"]);
     let row = &rows[0];
-    assert_eq!(row.kind, "fixed");
     assert_eq!(row.ops, Some(1000));
     assert_eq!(row.elapsed_ns, Some(fixed.elapsed_ns));
     assert_eq!(row.calls, Some(fixed.calls));
-    assert_eq!(row.hits, Some(fixed.counts.hits));
-    assert_eq!(row.drops, Some(fixed.counts.drops));
-    // syscall-basic measures no figure of its own: no figure column.
-    assert_eq!((&row.figure, row.value), (&None, None));
+    assert_eq!(row.channel.as_deref(), Some("operations"));
+    assert_eq!(row.value, Some(1000.0));
+    assert_eq!((row.iteration, row.warmup, row.mean), (None, None, None));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A counter, a gauge and a value measured once, in CSV as in JSON: the
+/// extra counts the file's own table names are rows of their own.
+#[test]
+fn csv_names_every_channel_the_json_declares() {
+    let (dir, file, comments, rows) =
+        run_csv_json("csv-channels", &["-q", "-w0", "-d1"], "htab-mem");
     assert_eq!(
-        (row.iteration, row.warmup, row.hits_mean),
-        (None, None, None)
+        comments[2],
+        "# channels: operations (operations, counter) | memory (bytes, gauge) | peak memory \
+         (bytes, final)"
     );
+    assert!(comments[3].starts_with("# figures: per-prod-op (operations/s per producer, higher is better) | memory (MiB, lower is better)"), "{comments:?}");
+    let channels: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.kind == "sample")
+        .filter_map(|r| r.channel.as_deref())
+        .collect();
+    assert_eq!(channels, ["operations", "memory"]);
+    let memory = rows
+        .iter()
+        .find(|r| r.kind == "sample" && r.channel.as_deref() == Some("memory"))
+        .unwrap();
+    assert_eq!(memory.unit.as_deref(), Some("bytes"));
+    assert_eq!(
+        memory.value,
+        file.runs[0].samples()[0].value(1).map(|v| v as f64)
+    );
+    let peak = rows.iter().find(|r| r.kind == "final").unwrap();
+    assert_eq!(peak.channel.as_deref(), Some("peak memory"));
+    assert_eq!(
+        Some(peak.value.unwrap()),
+        Some(file.runs[0].finals[0].value)
+    );
+    assert_eq!(peak.cpu, None);
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -377,13 +409,14 @@ fn synthetic(dir: &Path, name: &str, bench: &str, producers: usize, mean: f64) -
             iteration: i as u32,
             elapsed_ns: 1_000_000_000,
             late_ns: 0,
-            hits: (mean * f) as u64,
-            drops: 0,
             warmup: false,
-            extra: Vec::new(),
+            values: vec![Some((mean * f) as u64)],
         })
         .collect();
-    run.outcome = Outcome::timed(samples, producers);
+    run.outcome = Outcome::timed(samples, &[true]);
+    // Its figures, as trig-usermode-count's (hits per second) would be.
+    let counted = bench::benches::find("trig-usermode-count").unwrap();
+    run.evaluate(counted.figures(), counted.channels());
     let path = dir.join(name);
     fs::write(&path, file.to_json()).unwrap();
     path
@@ -482,8 +515,10 @@ fn a_sweep_runs_each_value_and_plots_one_point_per_value() {
         [
             ("producers", Some(1), "sample"),
             ("producers", Some(1), "summary"),
+            ("producers", Some(1), "figure"),
             ("producers", Some(2), "sample"),
             ("producers", Some(2), "summary"),
+            ("producers", Some(2), "figure"),
         ]
     );
 
@@ -594,8 +629,8 @@ fn an_attach_result_matches_the_documented_schema() {
     ));
     let (_, rows) = read_csv(&csv_path);
     let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
-    assert_eq!(kinds, ["attach", "detach"]);
-    for row in &rows {
+    assert_eq!(kinds, ["attach", "detach", "figure", "figure"]);
+    for row in rows.iter().filter(|r| r.kind != "figure") {
         assert_eq!((row.probes, row.fired), (Some(10), Some(10)));
         assert!(row.user_ns.is_some() && row.system_ns.is_some());
         let wall = row.wall_ns.unwrap() as f64;

@@ -82,7 +82,7 @@ fn sigint_during_measurement_prints_a_partial_summary() {
     // and the file agree on how many.
     let file = ResultFile::load(&json).unwrap();
     assert!(file.partial);
-    let measured = file.runs[0].summary().copied().unwrap().over.count();
+    let measured = file.runs[0].summary().cloned().unwrap().over.count();
     assert!((1..10).contains(&measured), "{measured}");
     let marker = format!("# partial: interrupted after {measured} of 10 measured iterations");
     assert_eq!(lines[lines.len() - 2], marker, "{}", out.stdout);
@@ -212,7 +212,7 @@ fn error_paths_leave_nothing_loaded() {
 fn a_panicking_producer_still_detaches_everything() {
     let _lock = probe_lock();
     struct PanicsMidRun {
-        _uprobe: Box<dyn Workload>,
+        _uprobe: bench::runner::SetUp,
     }
     impl Workload for PanicsMidRun {
         fn produce(&self, ctx: &ProducerCtx<'_>) -> bench::error::Result<()> {
@@ -231,7 +231,8 @@ fn a_panicking_producer_still_detaches_everything() {
         _uprobe: uprobe.setup(&config).unwrap(),
     };
     let placement = affinity::place(&affinity::Affinity::None, 1, 0, &[0]).unwrap();
-    let err = runner::run_fixed(&workload, &placement, 100_000, &mut []).unwrap_err();
+    let kinds = [bench::channels::Kind::Counter];
+    let err = runner::run_fixed(&workload, &placement, 100_000, &kinds, &mut []).unwrap_err();
     assert_eq!(err.to_string(), "producer 0 panicked: a producer bug");
     assert!(!loaded_programs().is_empty(), "the set-up loaded nothing");
     drop(workload);
@@ -268,7 +269,7 @@ fn a_late_tick_is_normalised_and_flagged_noisy() {
         .unwrap();
     assert!(at > 0, "the first tick was before the freeze: {samples:?}");
     assert!(late.late_ns > bench::stats::NOISY_LATE_NS, "{samples:?}");
-    let summary = file.runs[0].summary().copied().unwrap();
+    let summary = file.runs[0].summary().cloned().unwrap();
     assert!(
         summary.noisy && summary.max_late_ns == late.late_ns,
         "{summary:?}"

@@ -38,7 +38,7 @@ use crate::bpf::{self, HitCounters};
 use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::kernel;
-use crate::runner::Workload;
+use crate::runner::SetUp;
 
 pub const B2B: FlagOption = FlagOption {
     long: "rb-b2b",
@@ -170,6 +170,7 @@ const fn buf(
         info: Info {
             workers: Workers::ProducersAndConsumers,
             ..Info::hits(name, description)
+                .with_drops()
                 .needs(Needs::TracepointEvent)
                 .options(options)
                 .untimed(
@@ -315,7 +316,7 @@ impl Benchmark for BufBench {
         wakeup_fits(self.kind, &s, page)
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let s = Settings::new(self.kind, config);
         // The tracepoint's id is read from tracefs.
         kernel::ensure_tracefs().map_err(Error::unsupported)?;
@@ -361,7 +362,7 @@ impl Benchmark for BufBench {
         let link = prog
             .attach()
             .map_err(|e| bpf::attach_error("the syscalls:sys_enter_getpgid tracepoint", &e))?;
-        Ok(Box::new(BufWorkload {
+        Ok(SetUp::producers(BufWorkload {
             _link: link,
             epolls,
             buffers,

@@ -15,8 +15,9 @@ use super::ring::MappedRing;
 use super::sys::os_error;
 use crate::bpf::skel::ringbuf::RingbufSkel;
 use crate::bpf::{HitCounters, Owned};
+use crate::channels::Readings;
 use crate::error::{Error, Result};
-use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
+use crate::runner::{ConsumerCtx, ProducerCtx, Workload};
 
 pub(super) enum Buffers {
     RbLibbpf(Vec<MapHandle>),
@@ -116,15 +117,9 @@ impl Workload for BufWorkload {
         }
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
-        Counts {
-            hits: self
-                .consumed
-                .iter()
-                .map(|c| c.0.load(Ordering::Relaxed))
-                .sum(),
-            drops: self.drops.total(),
-        }
+    fn read(&self, _ops: u64) -> Readings {
+        let consumed = self.consumed.iter().map(|c| c.0.load(Ordering::Relaxed));
+        vec![Some(consumed.sum()), Some(self.drops.total())]
     }
 }
 

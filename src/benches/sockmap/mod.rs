@@ -24,13 +24,15 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::MapCore;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 
-use super::{Benchmark, Info, Metric};
+use super::{Benchmark, Info};
 use crate::bpf::skel::sockmap::{SockmapSkel, SockmapSkelBuilder};
 use crate::bpf::{self, Needs};
+use crate::channels::{Channel, Slot};
 use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
-use crate::figures::{self, Better, Figure};
-use crate::runner::Workload;
+use crate::figures::{Agg, Better, Figure, Sec, Show, Value};
+use crate::lines::{self, Fixed, Line, Lines, Num, Piece, Style};
+use crate::runner::SetUp;
 use sockets::Sockets;
 use workload::SockmapWorkload;
 
@@ -40,8 +42,7 @@ pub const FILE_SIZE: usize = 128 * 1024;
 /// The kernel's BPF_F_INGRESS: a redirect to the target's receive queue.
 const BPF_F_INGRESS: u64 = 1;
 
-/// The counts each sample carries beside hits (the BPF bytes) and drops
-/// (redirects BPF could not make), in `Sample::extra`'s order.
+/// The counters the producer and consumer keep, in their array's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Extra {
     SentBytes = 0,
@@ -50,57 +51,130 @@ pub enum Extra {
     ReadCalls = 3,
 }
 
-/// What a run keeps (`Workload::figures`): the rates of the measured part,
-/// and the totals since set-up, which a fixed-work run prints.
-pub const KEPT_SENT: &str = "sent";
-pub const KEPT_RECEIVED: &str = "received";
-pub const KEPT_SENT_BYTES: &str = "sent bytes";
-pub const KEPT_RECEIVED_BYTES: &str = "received bytes";
-pub const KEPT_REFUSED: &str = "redirects refused";
+const BPF: Channel = Channel::counter(
+    "bpf bytes",
+    "bytes",
+    "bytes the BPF programs saw (sk_skb verdict, or sk_msg)",
+)
+.was(Slot::Hits);
+const REFUSED: Channel = Channel::counter(
+    "redirects refused",
+    "redirects",
+    "redirects the BPF programs asked for and the kernel refused",
+)
+.was(Slot::Drops);
+const SENT_BYTES: Channel = Channel::counter(
+    "sent bytes",
+    "bytes",
+    "bytes the producer's sendfile() calls sent",
+)
+.was(Slot::Extra(0));
+const SEND_CALLS: Channel =
+    Channel::counter("send calls", "calls", "the producer's sendfile() calls").was(Slot::Extra(1));
+const RECEIVED_BYTES: Channel = Channel::counter(
+    "received bytes",
+    "bytes",
+    "bytes consumer 0 read from the receiving socket",
+)
+.was(Slot::Extra(2));
+const READ_CALLS: Channel =
+    Channel::counter("read calls", "calls", "consumer 0's read() calls").was(Slot::Extra(3));
+const CHANNELS: [Channel; 6] = [
+    BPF,
+    REFUSED,
+    SENT_BYTES,
+    SEND_CALLS,
+    RECEIVED_BYTES,
+    READ_CALLS,
+];
 
-/// `1234.567 MB/s`: bytes per second in upstream's unit (10^6 bytes).
-fn megabytes_per_sec(bytes_per_sec: f64) -> String {
-    format!("{:.3} MB/s", bytes_per_sec / 1e6)
+/// Megabytes (10^6 bytes, upstream's unit) per second.
+const fn megabytes(channel: &'static Channel) -> Sec {
+    Sec::Rate(channel)
 }
+const BPF_RATE: Sec = megabytes(&BPF);
+const BPF_MBPS: Sec = Sec::Div(&BPF_RATE, &Sec::Const(1e6));
 
-fn megabytes_per_sec_with_sd(mean: f64, sd: f64) -> String {
-    format!("{:.3} \u{b1} {:.3} MB/s", mean / 1e6, sd / 1e6)
-}
-
-/// The bytes the BPF programs saw per second: upstream's BPF Speed and its
-/// Summary's mean.
+/// The bytes the BPF programs saw per second, in MB/s: upstream's BPF Speed
+/// and its Summary's mean.
 pub const BPF_BYTES: Figure = Figure {
     name: "bpf bytes",
-    unit: "BPF bytes/s",
+    unit: "MB/s",
     better: Better::Higher,
-    of_run: |run| match run.fixed() {
-        Some(fixed) if fixed.elapsed_ns > 0 => {
-            Some(fixed.counts.hits as f64 * 1e9 / fixed.elapsed_ns as f64)
-        }
-        Some(_) => None,
-        None => Some(run.summary()?.hits.mean),
-    },
-    per_second: Some(crate::stats::Sample::hits_per_sec),
-    show: megabytes_per_sec,
-    show_spread: megabytes_per_sec_with_sd,
+    show: Show::Decimals(3),
+    value: Value::PerSecond(&BPF_MBPS),
 };
 
 /// The bytes the producer's sendfile() calls sent per second (Send Speed).
 pub const SENT: Figure = Figure {
     name: "sent",
-    unit: "sent bytes/s",
-    of_run: |run| figures::kept(run, KEPT_SENT),
-    per_second: None,
+    value: Value::PerSecond(&Sec::Div(&Sec::Rate(&SENT_BYTES), &Sec::Const(1e6))),
     ..BPF_BYTES
 };
 
-/// The bytes consumer 0 read from c2 per second (Rcv Speed).
+/// The bytes consumer 0 read per second (Rcv Speed).
 pub const RECEIVED: Figure = Figure {
     name: "received",
-    unit: "received bytes/s",
-    of_run: |run| figures::kept(run, KEPT_RECEIVED),
-    per_second: None,
+    value: Value::PerSecond(&Sec::Div(&Sec::Rate(&RECEIVED_BYTES), &Sec::Const(1e6))),
     ..BPF_BYTES
+};
+
+const MB_8: Num = Num::fixed(8, 3).per(1e6);
+/// A count of a fixed run, under its block.
+macro_rules! count_line {
+    ($channel:expr, $words:expr) => {
+        Line::Always(&[
+            Piece::Text(" "),
+            Piece::Num(Agg::Total(&Sec::Value(&$channel)), Num::whole(14)),
+            Piece::Text($words),
+        ])
+    };
+}
+
+/// The kernel runner's `sockmap` lines: each second the send, BPF and
+/// receive speeds in MB/s with the send and read calls, and a `Summary:` of
+/// the megabytes the BPF programs saw (printed as C's `%8.3lu`: at least
+/// three digits, zero-padded, in eight columns) and their mean per second.
+const LINES: Lines = Lines {
+    tick: &[
+        lines::ITER[0],
+        lines::ITER[1],
+        lines::ITER[2],
+        lines::ITER[3],
+        Piece::Text("us): Send Speed "),
+        Piece::Num(Agg::Mean(&Sec::Rate(&SENT_BYTES)), MB_8),
+        Piece::Text(" MB/s ("),
+        Piece::Num(Agg::Mean(&Sec::Rate(&SEND_CALLS)), Num::fixed(8, 3)),
+        Piece::Text(" calls/s), BPF Speed "),
+        Piece::Num(Agg::Mean(&BPF_RATE), MB_8),
+        Piece::Text(" MB/s, Rcv Speed "),
+        Piece::Num(Agg::Mean(&Sec::Rate(&RECEIVED_BYTES)), MB_8),
+        Piece::Text(" MB/s ("),
+        Piece::Num(Agg::Mean(&Sec::Rate(&READ_CALLS)), Num::fixed(8, 3)),
+        Piece::Text(" calls/s)"),
+    ],
+    summary: &[Line::Always(&[
+        Piece::Text("Summary: total trans "),
+        Piece::Num(
+            Agg::Mul(&Agg::Mean(&BPF_MBPS), &Agg::Seconds),
+            Num::whole(8).style(Style::ZeroPadded(3)),
+        ),
+        Piece::Text(" MB \u{b1} "),
+        Piece::Num(Agg::Mean(&BPF_MBPS), Num::fixed(5, 3)),
+        Piece::Text(" MB/s"),
+        Piece::Notes,
+    ])],
+    fixed: Fixed::Runner {
+        counts: &[
+            count_line!(BPF, " hits"),
+            count_line!(REFUSED, " drops"),
+            count_line!(SENT_BYTES, " bytes sent"),
+            count_line!(RECEIVED_BYTES, " bytes received"),
+            count_line!(REFUSED, " redirects refused"),
+        ],
+        after: &[],
+    },
+    ..lines::HITS
 };
 
 const fn mode_flag(long: &'static str, help: &'static str) -> FlagOption {
@@ -247,20 +321,17 @@ impl Mode {
 }
 
 pub static BENCHES: &[&dyn Benchmark] = &[&Sockmap {
-    info: Info {
-        metric: Metric::Sockmap,
-        figures: &[BPF_BYTES, SENT, RECEIVED],
-        ..Info::hits(
-            "sockmap",
-            "bytes through sk_skb/sk_msg programs in a sockmap between TCP sockets on \
-             loopback (one mode flag: --rx-verdict-egress by default); one op is one 128 KiB \
-             file sent",
-        )
-        .consumers(2)
-        .needs(Needs::RunProgram)
-        .options(&OPTIONS)
-        .untimed("one operation is a 128 KiB file sent in one or more sendfile() calls")
-    },
+    info: Info::hits(
+        "sockmap",
+        "bytes through sk_skb/sk_msg programs in a sockmap between TCP sockets on \
+         loopback (one mode flag: --rx-verdict-egress by default); one op is one 128 KiB \
+         file sent",
+    )
+    .consumers(2)
+    .needs(Needs::RunProgram)
+    .options(&OPTIONS)
+    .untimed("one operation is a 128 KiB file sent in one or more sendfile() calls")
+    .declares(&CHANNELS, &[BPF_BYTES, SENT, RECEIVED], LINES),
 }];
 
 struct Sockmap {
@@ -296,7 +367,7 @@ impl Benchmark for Sockmap {
         Ok(())
     }
 
-    fn setup(&self, config: &RunConfig) -> Result<Box<dyn Workload>> {
+    fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let mode = Mode::of(config)?;
         let strp = config.params.number(&RX_STRP);
         let mut storage = bpf::ObjectStorage::new();
@@ -315,7 +386,7 @@ impl Benchmark for Sockmap {
         let skel = bpf::Owned::new(skel, storage);
         let sockets = Sockets::connect()?;
         let sender = plumb(&skel, &sockets, mode, strp != 0)?;
-        Ok(Box::new(SockmapWorkload::new(
+        Ok(SetUp::producers(SockmapWorkload::new(
             skel,
             sockets,
             sender,
@@ -399,4 +470,42 @@ fn plumb(
         })?;
     }
     Ok(sender)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::lines::testing;
+
+    #[test]
+    fn lines_are_the_kernel_runners() {
+        let values = [1_234_567_000, 0, 1_300_000_000, 9876, 1_200_000_000, 1234];
+        assert_eq!(
+            testing::tick("sockmap", &values, 1),
+            "Iter   3 ( 12.345us): Send Speed 1300.000 MB/s (9876.000 calls/s), BPF Speed \
+             1234.567 MB/s, Rcv Speed 1200.000 MB/s (1234.000 calls/s)"
+        );
+        let ten = vec![values; 10];
+        assert_eq!(
+            testing::summary("sockmap", &ten, 1),
+            ["Summary: total trans    12345 MB \u{00b1} 1234.567 MB/s"]
+        );
+        let small = vec![[1_500_000u64, 0, 0, 0, 0, 0]; 10];
+        assert_eq!(
+            testing::summary("sockmap", &small, 1),
+            ["Summary: total trans      015 MB \u{00b1} 1.500 MB/s"]
+        );
+    }
+
+    #[test]
+    fn fixed_lines_show_the_byte_counts() {
+        let lines = testing::fixed("sockmap", &[262_144, 0, 262_144, 2, 262_144, 5], 1);
+        assert_eq!(
+            lines[lines.len() - 3..],
+            [
+                "         262144 bytes sent",
+                "         262144 bytes received",
+                "              0 redirects refused",
+            ]
+        );
+    }
 }

@@ -4,17 +4,15 @@
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::sockets::{self, Sockets};
-use super::{
-    Extra, FILE_SIZE, KEPT_RECEIVED, KEPT_RECEIVED_BYTES, KEPT_REFUSED, KEPT_SENT, KEPT_SENT_BYTES,
-};
+use super::{Extra, FILE_SIZE};
 use crate::bpf::skel::sockmap::SockmapSkel;
 use crate::bpf::Owned;
+use crate::channels::Readings;
 use crate::error::{Error, Result};
-use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
+use crate::runner::{ConsumerCtx, ProducerCtx, Workload};
 
 /// How long the consumer of a fixed-work run waits, once the producer is
 /// done, for bytes still on their way without any arriving before it gives
@@ -37,9 +35,6 @@ impl Counter {
     }
 }
 
-/// Where the measured part began: its time and the counts then.
-type Mark = (Instant, [u64; 4]);
-
 pub(super) struct SockmapWorkload {
     // Fields drop in order: the sockets close (leaving the map) before the
     // programs and maps are unloaded.
@@ -54,9 +49,6 @@ pub(super) struct SockmapWorkload {
     producer_done: AtomicBool,
     /// A fixed-work run: the consumer reads what was sent to the last byte.
     drain: bool,
-    measured_from: Mutex<Option<Mark>>,
-    /// The measured part's seconds and its counts of each [`Extra`].
-    measured: Mutex<Option<(f64, [u64; 4])>>,
     skel: Owned<SockmapSkel<'static>>,
 }
 
@@ -80,8 +72,6 @@ impl SockmapWorkload {
             counts: Default::default(),
             producer_done: AtomicBool::new(false),
             drain,
-            measured_from: Mutex::new(None),
-            measured: Mutex::new(None),
             skel,
         })
     }
@@ -240,50 +230,12 @@ impl Workload for SockmapWorkload {
         }
     }
 
-    fn measure(&self, _ops: u64) -> Counts {
+    /// The BPF programs' bytes and refusals, and the threads' counters,
+    /// read together.
+    fn read(&self, _ops: u64) -> Readings {
         let (bytes, refused) = self.bpf_counts();
-        Counts {
-            hits: bytes,
-            drops: refused,
-        }
-    }
-
-    fn extra_counts(&self) -> Vec<u64> {
-        self.snapshot().to_vec()
-    }
-
-    fn measuring(&self, on: bool) {
-        let now = Instant::now();
-        let counts = self.snapshot();
-        let mut from = self.measured_from.lock().unwrap_or_else(|e| e.into_inner());
-        if on {
-            *from = Some((now, counts));
-        } else if let Some((then, before)) = from.take() {
-            let secs = (now - then).as_secs_f64();
-            let deltas = [0, 1, 2, 3].map(|i| counts[i].saturating_sub(before[i]));
-            *self.measured.lock().unwrap_or_else(|e| e.into_inner()) = Some((secs, deltas));
-        }
-    }
-
-    fn figures(&self) -> Vec<(&'static str, f64)> {
-        let counts = self.snapshot();
-        let (_, refused) = self.bpf_counts();
-        let mut kept = vec![
-            (KEPT_SENT_BYTES, counts[Extra::SentBytes as usize] as f64),
-            (
-                KEPT_RECEIVED_BYTES,
-                counts[Extra::ReceivedBytes as usize] as f64,
-            ),
-            (KEPT_REFUSED, refused as f64),
-        ];
-        let measured = *self.measured.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((secs, deltas)) = measured.filter(|(secs, _)| *secs > 0.0) {
-            kept.push((KEPT_SENT, deltas[Extra::SentBytes as usize] as f64 / secs));
-            kept.push((
-                KEPT_RECEIVED,
-                deltas[Extra::ReceivedBytes as usize] as f64 / secs,
-            ));
-        }
-        kept
+        let mut readings = vec![Some(bytes), Some(refused)];
+        readings.extend(self.snapshot().map(Some));
+        readings
     }
 }
