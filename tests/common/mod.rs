@@ -466,6 +466,13 @@ pub fn position_starting(lines: &[&str], prefix: &str) -> usize {
 }
 
 /// The first line of `text` that starts with `prefix`.
+/// A summary line without the notes a disturbed run (`, noisy: a tick was
+/// ... late`) or an emulated CPU adds after upstream's fields.
+pub fn upstreams_part(line: &str) -> &str {
+    let line = line.split(", noisy:").next().unwrap_or(line);
+    line.split(", emulated (TCG)").next().unwrap_or(line)
+}
+
 pub fn line_starting<'a>(text: &'a str, prefix: &str) -> &'a str {
     text.lines()
         .find(|l| l.starts_with(prefix))

@@ -102,7 +102,7 @@ fn the_false_positive_rate_is_upstreams_line_and_a_figure() {
     );
     assert!(tick.ends_with(" %"), "{tick}");
     assert_has(&out.stdout, "runs: 2, false-positive ");
-    let last = out.stdout.lines().last().unwrap();
+    let last = upstreams_part(out.stdout.lines().last().unwrap());
     assert!(last.starts_with("Summary: "), "{last}");
     let percent = last
         .split_once("Percentage =  ")

@@ -150,7 +150,7 @@ fn loops_print_upstreams_ops_lines() {
         "{last}"
     );
     // Upstream's line ends with the latency; a disturbed run's note may follow.
-    let upstreams = last.split(", noisy:").next().unwrap_or(last);
+    let upstreams = upstreams_part(last);
     assert!(upstreams.ends_with(" ns/op"), "{last}");
     let out = bench_ok("-w0 -d1 strncmp-helper");
     assert_last_line(&out.stdout, "Summary: hits ");

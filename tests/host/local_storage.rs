@@ -100,7 +100,7 @@ fn timed_runs_print_upstreams_local_storage_lines() {
             && last.contains(" ns/op, important_hits throughput "),
         "{last}"
     );
-    let upstreams = last.split(", noisy:").next().unwrap_or(last);
+    let upstreams = upstreams_part(last);
     assert!(upstreams.ends_with(" M ops/s"), "{last}");
 }
 

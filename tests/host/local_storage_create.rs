@@ -63,7 +63,7 @@ fn every_owner_gets_one_storage_and_the_lines_are_upstreams() {
         summary.contains("k/s (") && summary.contains("k/prod), "),
         "{summary}"
     );
-    let upstreams = summary.split(", noisy:").next().unwrap_or(summary);
+    let upstreams = upstreams_part(summary);
     assert!(upstreams.ends_with(" kmallocs/create"), "{summary}");
     let result: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
