@@ -6,6 +6,7 @@
 
 pub mod attach;
 pub mod attach_plot;
+pub mod bmf;
 pub mod calibrate;
 pub mod chart;
 pub mod compare;
@@ -14,6 +15,10 @@ pub mod csv;
 pub mod export;
 pub mod false_hits;
 pub mod frac_second;
+pub mod github_action;
+pub mod history;
+pub mod history_page;
+pub mod history_plot;
 pub mod htab_mem;
 pub mod json;
 pub mod latency;
@@ -21,6 +26,7 @@ pub mod latency_plot;
 pub mod listing;
 pub mod local_storage;
 pub mod local_storage_create;
+pub mod otava;
 pub mod output;
 pub mod per_cpu;
 pub mod perf;

@@ -55,8 +55,16 @@ impl ChangePoint {
 }
 
 fn magnitude(before: f64, after: f64) -> f64 {
-    let forward = if before == 0.0 { 0.0 } else { after / before - 1.0 };
-    let backward = if after == 0.0 { 0.0 } else { before / after - 1.0 };
+    let forward = if before == 0.0 {
+        0.0
+    } else {
+        after / before - 1.0
+    };
+    let backward = if after == 0.0 {
+        0.0
+    } else {
+        before / after - 1.0
+    };
     forward.abs().max(backward.abs())
 }
 
@@ -241,7 +249,10 @@ mod tests {
     /// Q̂ by its definition, pair by pair.
     fn qhat_naive(x: &[f64], y: &[f64]) -> f64 {
         let (n, m) = (x.len() as f64, y.len() as f64);
-        let cross: f64 = x.iter().flat_map(|a| y.iter().map(move |b| (a - b).abs())).sum();
+        let cross: f64 = x
+            .iter()
+            .flat_map(|a| y.iter().map(move |b| (a - b).abs()))
+            .sum();
         let within = |v: &[f64]| -> f64 {
             let mut sum = 0.0;
             for i in 0..v.len() {
@@ -295,7 +306,10 @@ mod tests {
     #[test]
     fn two_steps_are_two_change_points() {
         let x = series(&[(50.0, 15), (60.0, 15), (45.0, 15)], 0.02, 9);
-        let found: Vec<usize> = change_points(&x, &OPTIONS).iter().map(|c| c.index).collect();
+        let found: Vec<usize> = change_points(&x, &OPTIONS)
+            .iter()
+            .map(|c| c.index)
+            .collect();
         assert_eq!(found, [15, 30]);
     }
 

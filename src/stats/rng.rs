@@ -14,6 +14,7 @@ impl SplitMix64 {
     }
 
     /// A deviate in (0, 1).
+    #[cfg(test)]
     pub fn uniform(&mut self) -> f64 {
         ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }

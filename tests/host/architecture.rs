@@ -324,11 +324,24 @@ const LAYERS: &[(&str, &[&str])] = &[
             "probe",
             "sweep",
             "attach::run",
+            "history",
         ],
     ),
     ("output", &["report"]),
     ("families", &["benches", "attach"]),
-    ("results", &["results", "figures", "calibrate::finding"]),
+    (
+        "results",
+        &[
+            "results",
+            "figures",
+            "calibrate::finding",
+            "history::entry",
+            "history::store",
+            "history::series",
+            "history::bmf",
+            "history::time",
+        ],
+    ),
     (
         "engine",
         &[
