@@ -14,9 +14,13 @@ pub fn show(secs: i64) -> String {
     }
 }
 
-/// The date part of [`show`]: `2026-12-04`.
-pub fn day(secs: i64) -> String {
-    show(secs).chars().take(10).collect()
+/// The month, day and minute of [`show`], for a chart's axis: `12-04 20:27`.
+pub fn short(secs: i64) -> String {
+    let shown = show(secs);
+    match shown.get(5..16) {
+        Some(part) => part.replace('T', " "),
+        None => shown,
+    }
 }
 
 /// Reads a time as `--at` takes it; the error says what is expected.

@@ -192,8 +192,7 @@ pub fn changes(found: &[Change], series: usize) -> Vec<String> {
     }
     lines.push(match found.len() {
         0 => format!("no change point in {series} series"),
-        1 => format!("1 change point in {series} series"),
-        n => format!("{n} change points in {series} series"),
+        n => format!("{} in {series} series", change_points(n)),
     });
     lines
 }
@@ -224,9 +223,18 @@ pub fn merged(other: &Path, added: usize, offered: usize) -> String {
 
 pub fn report_written(index: &Path, series: usize, changes: usize) -> String {
     format!(
-        "wrote {}: {series} series, {changes} change points",
-        index.display()
+        "wrote {}: {series} series, {}",
+        index.display(),
+        change_points(changes)
     )
+}
+
+/// `1 change point`, `2 change points`.
+pub fn change_points(count: usize) -> String {
+    match count {
+        1 => "1 change point".to_string(),
+        n => format!("{n} change points"),
+    }
 }
 
 /// The github-action export's note of the figures of the other direction.

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::history::{better_word, number, short_version};
+use super::history::{better_word, change_points, number, short_version};
 use super::history_plot::{chart_svg, charts, compare_entries, escape};
 use crate::history::entry::Entry;
 use crate::history::series::{Change, Order, Series};
@@ -36,11 +36,11 @@ pub fn page(page: &Page<'_>) -> String {
     );
     let _ = writeln!(
         html,
-        "<p>{}: {} entries, {} series, {} change points; points in {} order.</p>",
+        "<p>{}: {} entries, {} series, {}; points in {} order.</p>",
         escape(page.source),
         page.entries.len(),
         page.series.len(),
-        found.len(),
+        change_points(found.len()),
         match page.order {
             Order::Time => "time",
             Order::Kernel => "kernel release",

@@ -13,11 +13,13 @@ use crate::history::series::{kernel_order, Change, Order, Series};
 use crate::history::time;
 
 const WIDTH: f64 = 760.0;
-const HEIGHT: f64 = 300.0;
+/// The height of the plot and its labels; the legend adds a line a machine.
+const HEIGHT: f64 = 310.0;
+const LEGEND_LINE: f64 = 14.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 70.0;
+const TOP: f64 = 48.0;
+const BOTTOM: f64 = 80.0;
 
 /// The colours of machines, in the order they first appear.
 const PALETTE: [&str; 6] = [
@@ -80,22 +82,21 @@ fn placed<'a>(chart: &Chart<'a>, order: Order) -> Vec<Placed<'a>> {
 pub fn chart_svg(chart: &Chart<'_>, order: Order) -> String {
     let points = placed(chart, order);
     let first = chart.series[0].0;
+    let height = chart_height(chart);
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\">\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\">\n"
     );
     let _ = writeln!(
         svg,
-        "<title>{}</title>\n<rect width=\"{WIDTH}\" height=\"{HEIGHT}\" fill=\"white\"/>",
+        "<title>{}</title>\n<rect width=\"{WIDTH}\" height=\"{height}\" fill=\"white\"/>",
         escape(&first.title())
     );
-    let mut heading = format!("{}, {} is better", first.title(), better_word(first.better));
-    if !first.options.is_empty() {
-        heading.push_str(&format!("; {}", first.options));
-    }
+    let heading = format!("{}, {} is better", first.title(), better_word(first.better));
     let _ = writeln!(
         svg,
-        "<text x=\"{LEFT}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{}</text>",
-        escape(&heading)
+        "<text x=\"{LEFT}\" y=\"16\" font-size=\"13\" font-weight=\"bold\">{}</text>\n<text x=\"{LEFT}\" y=\"31\" fill=\"#555\">{}</text>",
+        escape(&heading),
+        escape(&first.options)
     );
     if points.is_empty() {
         svg.push_str("</svg>\n");
@@ -199,7 +200,7 @@ fn x_labels(svg: &mut String, points: &[Placed<'_>], order: Order, x: &dyn Fn(us
     for (i, placed) in points.iter().enumerate() {
         let label = match order {
             Order::Kernel => placed.entry.kernel.release.clone(),
-            Order::Time => time::day(placed.entry.time),
+            Order::Time => time::short(placed.entry.time),
         };
         let shown = match order {
             Order::Kernel => label != last,
@@ -267,8 +268,8 @@ fn mark_change(svg: &mut String, change: &Change, slots: &[usize], x: &dyn Fn(us
 }
 
 fn legend(svg: &mut String, chart: &Chart<'_>) {
-    let mut y = HEIGHT - 14.0;
-    for (machine, (series, _)) in chart.series.iter().enumerate().rev() {
+    let mut y = HEIGHT;
+    for (machine, (series, _)) in chart.series.iter().enumerate() {
         let colour = PALETTE[machine % PALETTE.len()];
         let _ = writeln!(
             svg,
@@ -279,27 +280,30 @@ fn legend(svg: &mut String, chart: &Chart<'_>) {
             y,
             escape(&series.machine)
         );
-        y -= 14.0;
+        y += LEGEND_LINE;
     }
 }
 
 /// The whole SVG document of `all`'s charts, one under the other.
 pub fn svg(all: &[Series<'_>], changes: &[Vec<Change>], order: Order) -> String {
     let charts = charts(all, changes);
-    let height = HEIGHT * charts.len().max(1) as f64;
+    let height: f64 = charts.iter().map(chart_height).sum::<f64>().max(HEIGHT);
     let mut doc = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\">\n"
     );
-    for (i, chart) in charts.iter().enumerate() {
-        let inner = chart_svg(chart, order).replacen(
-            "<svg ",
-            &format!("<svg y=\"{}\" ", HEIGHT * i as f64),
-            1,
-        );
+    let mut top = 0.0;
+    for chart in &charts {
+        let inner = chart_svg(chart, order).replacen("<svg ", &format!("<svg y=\"{top}\" "), 1);
         doc.push_str(&inner);
+        top += chart_height(chart);
     }
     doc.push_str("</svg>\n");
     doc
+}
+
+/// A chart's height: the plot, and a legend line a machine.
+fn chart_height(chart: &Chart<'_>) -> f64 {
+    HEIGHT + LEGEND_LINE * chart.series.len() as f64
 }
 
 /// Text for XML and HTML.
