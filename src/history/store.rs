@@ -121,13 +121,21 @@ impl Store {
                 path.display()
             )));
         }
+        let read = |conn: &Connection, pragma: &str| -> Result<i32> {
+            conn.query_row(&format!("PRAGMA {pragma}"), [], |row| row.get(0))
+                .map_err(err)
+        };
+        // Up to date: nothing to write (a reader only reads).
+        if read(&self.conn, "user_version")? == SCHEMA_VERSION
+            && read(&self.conn, "application_id")? == APPLICATION_ID
+        {
+            return Ok(());
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        let version: i32 = tx
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(err)?;
+        let version = read(&tx, "user_version")?;
         if version > SCHEMA_VERSION {
             return Err(Error::usage(format!(
                 "{} is a history of schema {version}, newer than this bench's {SCHEMA_VERSION}: use a newer bench",

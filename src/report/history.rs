@@ -43,12 +43,12 @@ pub fn list(entries: &[Entry]) -> Vec<String> {
     }
     let width = by_bench.keys().map(|b| b.len()).max().unwrap_or(9).max(9);
     let mut lines = vec![format!(
-        "{:<width$}  {:>7}  {:<20}  {:<20}",
-        "benchmark", "entries", "first", "last"
+        "{:<width$}  {:>7}  {:<20}  last",
+        "benchmark", "entries", "first"
     )];
     for (bench, (count, first, last)) in by_bench {
         lines.push(format!(
-            "{bench:<width$}  {count:>7}  {:<20}  {:<20}",
+            "{bench:<width$}  {count:>7}  {:<20}  {}",
             time::show(first),
             time::show(last)
         ));
