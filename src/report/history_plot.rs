@@ -14,12 +14,12 @@ use crate::history::time;
 
 const WIDTH: f64 = 760.0;
 /// The height of the plot and its labels; the legend adds a line a machine.
-const HEIGHT: f64 = 310.0;
+const HEIGHT: f64 = 330.0;
 const LEGEND_LINE: f64 = 14.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 48.0;
-const BOTTOM: f64 = 80.0;
+const BOTTOM: f64 = 100.0;
 
 /// The colours of machines, in the order they first appear.
 const PALETTE: [&str; 6] = [
@@ -102,11 +102,19 @@ pub fn chart_svg(chart: &Chart<'_>, order: Order) -> String {
         svg.push_str("</svg>\n");
         return svg;
     }
-    let (low, high) = y_range(&points);
-    let y = |value: f64| TOP + (high - value) / (high - low) * (HEIGHT - TOP - BOTTOM);
+    let scale = Scale::of(&points);
+    let y = |value: f64| scale.y(value);
     let slot = (WIDTH - LEFT - RIGHT) / points.len() as f64;
     let x = |i: usize| LEFT + slot * (i as f64 + 0.5);
-    axes(&mut svg, low, high, &y);
+    axes(&mut svg, &scale);
+    if scale.log {
+        let _ = writeln!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#555\">log scale</text>",
+            WIDTH - RIGHT,
+            TOP - 4.0
+        );
+    }
     x_labels(&mut svg, &points, order, &x);
     for (machine, (series, changes)) in chart.series.iter().enumerate() {
         let slots: Vec<usize> = (0..points.len())
@@ -150,37 +158,86 @@ pub fn chart_svg(chart: &Chart<'_>, order: Order) -> String {
     svg
 }
 
-/// The y axis' range: every interval, with a margin.
-fn y_range(points: &[Placed<'_>]) -> (f64, f64) {
-    let low = points
-        .iter()
-        .map(|p| p.point.low)
-        .fold(f64::INFINITY, f64::min);
-    let high = points
-        .iter()
-        .map(|p| p.point.high)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let pad = match (high - low).abs() {
-        span if span > 0.0 => span * 0.1,
-        _ => high.abs().max(1.0) * 0.05,
-    };
-    let bottom = low - pad;
-    (
-        if low >= 0.0 { bottom.max(0.0) } else { bottom },
-        high + pad,
-    )
+/// The y axis: linear, or logarithmic where the values span more than
+/// [`LOG_SPAN`] times (an emulated guest beside a host) so that every
+/// machine's series shows.
+struct Scale {
+    low: f64,
+    high: f64,
+    log: bool,
 }
 
-fn axes(svg: &mut String, low: f64, high: f64, y: &dyn Fn(f64) -> f64) {
+/// The ratio of the largest value to the smallest past which the axis is
+/// logarithmic.
+const LOG_SPAN: f64 = 20.0;
+
+impl Scale {
+    /// Every interval, with a margin.
+    fn of(points: &[Placed<'_>]) -> Scale {
+        let low = points
+            .iter()
+            .map(|p| p.point.low)
+            .fold(f64::INFINITY, f64::min);
+        let high = points
+            .iter()
+            .map(|p| p.point.high)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let smallest = points
+            .iter()
+            .map(|p| p.point.value)
+            .fold(f64::INFINITY, f64::min);
+        if smallest > 0.0 && high / smallest > LOG_SPAN {
+            let low = if low > 0.0 { low } else { smallest };
+            return Scale {
+                low: low / 1.25,
+                high: high * 1.25,
+                log: true,
+            };
+        }
+        let pad = match (high - low).abs() {
+            span if span > 0.0 => span * 0.1,
+            _ => high.abs().max(1.0) * 0.05,
+        };
+        let bottom = low - pad;
+        Scale {
+            low: if low >= 0.0 { bottom.max(0.0) } else { bottom },
+            high: high + pad,
+            log: false,
+        }
+    }
+
+    /// Where `value` is drawn (clamped to the plot).
+    fn y(&self, value: f64) -> f64 {
+        let share = match self.log {
+            true => (self.high.ln() - value.max(self.low).ln()) / (self.high.ln() - self.low.ln()),
+            false => (self.high - value) / (self.high - self.low),
+        };
+        TOP + share.clamp(0.0, 1.0) * (HEIGHT - TOP - BOTTOM)
+    }
+
+    /// Five values to mark on the axis, evenly spaced as drawn.
+    fn ticks(&self) -> Vec<f64> {
+        (0..=4)
+            .map(|k| {
+                let at = f64::from(k) / 4.0;
+                match self.log {
+                    true => (self.low.ln() + (self.high.ln() - self.low.ln()) * at).exp(),
+                    false => self.low + (self.high - self.low) * at,
+                }
+            })
+            .collect()
+    }
+}
+
+fn axes(svg: &mut String, scale: &Scale) {
     let bottom = HEIGHT - BOTTOM;
     let _ = writeln!(
         svg,
         "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{bottom}\" stroke=\"#444\"/>\n<line x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{}\" y2=\"{bottom}\" stroke=\"#444\"/>",
         WIDTH - RIGHT
     );
-    for k in 0..=4 {
-        let value = low + (high - low) * f64::from(k) / 4.0;
-        let py = y(value);
+    for value in scale.ticks() {
+        let py = scale.y(value);
         let _ = writeln!(
             svg,
             "<line x1=\"{LEFT}\" y1=\"{py:.1}\" x2=\"{}\" y2=\"{py:.1}\" stroke=\"#ddd\"/>\n<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
@@ -329,5 +386,62 @@ pub fn compare_entries(a: &Entry, b: &Entry, order: Order) -> Ordering {
         Order::Kernel => {
             kernel_order(&a.kernel.release, &b.kernel.release).then(a.time.cmp(&b.time))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::entry::{Entry, FigureValues};
+    use crate::stats::Better;
+
+    fn entry(value: f64) -> Entry {
+        Entry {
+            uid: String::new(),
+            benchmark: "b".into(),
+            time: 0,
+            kernel: Default::default(),
+            machine: Default::default(),
+            tool: Default::default(),
+            options: Default::default(),
+            labels: Default::default(),
+            source: "bmf".into(),
+            figures: vec![FigureValues {
+                name: "throughput".into(),
+                unit: "ops/s".into(),
+                better: Better::Higher,
+                values: vec![value],
+                low: None,
+                high: None,
+            }],
+        }
+    }
+
+    fn scale_of(values: &[f64]) -> Scale {
+        let entries: Vec<Entry> = values.iter().map(|&v| entry(v)).collect();
+        let points: Vec<Placed<'_>> = entries
+            .iter()
+            .map(|e| Placed {
+                entry: e,
+                point: e.figures[0].point().unwrap(),
+                machine: 0,
+            })
+            .collect();
+        Scale::of(&points)
+    }
+
+    #[test]
+    fn values_far_apart_get_a_log_axis_and_stay_in_the_plot() {
+        let near = scale_of(&[90.0, 100.0, 110.0]);
+        assert!(!near.log && near.low <= 90.0 && near.high >= 110.0);
+        let far = scale_of(&[50.0, 60.0, 15_000.0]);
+        assert!(far.log);
+        for value in [50.0, 15_000.0] {
+            let y = far.y(value);
+            assert!((TOP..=HEIGHT - BOTTOM).contains(&y), "{value}: {y}");
+        }
+        assert!(far.y(50.0) > far.y(60.0), "larger values are drawn higher");
+        let ticks = far.ticks();
+        assert!(ticks[0] < 50.0 && ticks[4] > 15_000.0, "{ticks:?}");
     }
 }
