@@ -133,25 +133,44 @@ pub fn short_version(entry: &Entry) -> String {
 }
 
 /// A name an entry: its benchmark, with its machine and options where
-/// other entries of that benchmark differ in them.
+/// other entries of that benchmark differ in them, and a number after the
+/// first where entries are alike in all three (two result files of one
+/// configuration).
 pub fn entry_names(entries: &[Entry]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for name in described(entries) {
+        let taken = names
+            .iter()
+            .filter(|n| **n == name || n.starts_with(&format!("{name} #")))
+            .count();
+        names.push(match taken {
+            0 => name,
+            n => format!("{name} #{}", n + 1),
+        });
+    }
+    names
+}
+
+fn described(entries: &[Entry]) -> Vec<String> {
     entries
         .iter()
         .map(|entry| {
-            let several = entries
+            let same: Vec<&Entry> = entries
                 .iter()
                 .filter(|e| e.benchmark == entry.benchmark)
-                .count()
-                > 1;
-            match several {
-                false => entry.benchmark.clone(),
-                true => {
-                    let mut context = entry.machine.label();
-                    if !entry.options.is_empty() {
-                        context.push_str(&format!("; {}", entry.options_line()));
-                    }
-                    format!("{} [{context}]", entry.benchmark)
-                }
+                .collect();
+            let machines = same.iter().any(|e| e.machine != entry.machine);
+            let options = same.iter().any(|e| e.options != entry.options);
+            let mut context = Vec::new();
+            if machines {
+                context.push(entry.machine.label());
+            }
+            if options {
+                context.push(entry.options_line());
+            }
+            match context.is_empty() {
+                true => entry.benchmark.clone(),
+                false => format!("{} [{}]", entry.benchmark, context.join("; ")),
             }
         })
         .collect()
@@ -249,6 +268,47 @@ pub fn left_out(count: usize, better: Better) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(benchmark: &str, machine: &str, producers: &str) -> Entry {
+        Entry {
+            uid: String::new(),
+            benchmark: benchmark.into(),
+            time: 0,
+            kernel: Default::default(),
+            machine: crate::history::entry::MachineId {
+                name: machine.into(),
+                ..Default::default()
+            },
+            tool: Default::default(),
+            options: [("producers".to_string(), producers.to_string())].into(),
+            labels: Default::default(),
+            source: "run".into(),
+            figures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn entries_are_named_by_what_tells_them_apart() {
+        let entries = [
+            entry("a", "lab", "1"),
+            entry("a", "lab", "2"),
+            entry("b", "lab", "1"),
+            entry("b", "desk", "1"),
+            entry("c", "lab", "1"),
+            entry("c", "lab", "1"),
+        ];
+        assert_eq!(
+            entry_names(&entries),
+            [
+                "a [producers=1]",
+                "a [producers=2]",
+                "b [lab: unknown CPU]",
+                "b [desk: unknown CPU]",
+                "c",
+                "c #2"
+            ]
+        );
+    }
 
     #[test]
     fn numbers_keep_four_figures() {
