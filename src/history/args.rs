@@ -155,6 +155,10 @@ pub struct SearchArgs {
     /// change points.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
+    /// Search the values themselves, as Otava does, rather than their
+    /// logarithms (a rate changes by a ratio).
+    #[arg(long)]
+    pub linear: bool,
 }
 
 impl SearchArgs {
@@ -164,6 +168,7 @@ impl SearchArgs {
             min_magnitude: self.min_magnitude / 100.0,
             permutations: self.permutations as usize,
             seed: self.seed,
+            log: !self.linear,
         }
     }
 }

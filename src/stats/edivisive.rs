@@ -25,6 +25,11 @@ pub struct ChangeOptions {
     pub permutations: usize,
     /// The permutations' seed: the same series and seed give the same answer.
     pub seed: u64,
+    /// Search the logarithms of the values (when all are positive): a rate
+    /// or a time changes by a ratio, and on the logarithms the spread of a
+    /// fast segment does not drown a slow one's (Otava searches the values;
+    /// `false` does the same). The means and magnitudes are the values'.
+    pub log: bool,
 }
 
 /// One change point of a series.
@@ -71,14 +76,22 @@ fn magnitude(before: f64, after: f64) -> f64 {
 /// The change points of `series`, in index order.
 pub fn change_points(series: &[f64], options: &ChangeOptions) -> Vec<ChangePoint> {
     let mut rng = SplitMix64(options.seed);
+    let logs: Vec<f64>;
+    let searched = match options.log && series.iter().all(|&x| x > 0.0) {
+        true => {
+            logs = series.iter().map(|x| x.ln()).collect();
+            &logs[..]
+        }
+        false => series,
+    };
     let mut found: Vec<(usize, f64, f64)> = Vec::new();
     loop {
         let cuts: Vec<usize> = found.iter().map(|&(index, _, _)| index).collect();
         let segments = segments(&cuts, series.len());
-        let Some((index, qhat)) = best_split(series, &segments) else {
+        let Some((index, qhat)) = best_split(searched, &segments) else {
             break;
         };
-        let p = permutation_p(series, &segments, qhat, options.permutations, &mut rng);
+        let p = permutation_p(searched, &segments, qhat, options.permutations, &mut rng);
         if p > options.significance {
             break;
         }
@@ -234,6 +247,7 @@ mod tests {
         min_magnitude: 0.02,
         permutations: 199,
         seed: 1,
+        log: false,
     };
 
     /// `levels` as (mean, count) with `noise` relative normal noise.
@@ -333,6 +347,47 @@ mod tests {
             ..OPTIONS
         };
         assert_eq!(change_points(&x, &strict), []);
+    }
+
+    /// A slow, tight segment before a fast, spread one (an emulated kernel's
+    /// breakpoint rates): the values' energy distance is drowned by the
+    /// fast segment's spread; their logarithms' is not.
+    #[test]
+    fn logarithms_find_a_ratio_that_a_wide_spread_hides() {
+        let x = [
+            50.0, 60.3, 52.0, 36.8, 36.6, 41.9, 102.7, 132.9, 385.4, 187.1, 115.3, 203.4, 186.4,
+            398.2, 132.6, 117.6, 152.1, 111.9,
+        ];
+        let log = ChangeOptions {
+            log: true,
+            ..OPTIONS
+        };
+        let found = change_points(&x, &log);
+        assert_eq!(
+            found.iter().map(|c| c.index).collect::<Vec<_>>(),
+            [6],
+            "{found:?}"
+        );
+        assert!(
+            found[0].mean_after > 3.0 * found[0].mean_before,
+            "the values' means"
+        );
+        assert_eq!(
+            change_points(&x, &OPTIONS),
+            [],
+            "the values alone: p > 0.01"
+        );
+        let step = series(&[(100.0, 20), (90.0, 20)], 0.03, 1);
+        assert_eq!(
+            change_points(&step, &log)
+                .iter()
+                .map(|c| c.index)
+                .collect::<Vec<_>>(),
+            change_points(&step, &OPTIONS)
+                .iter()
+                .map(|c| c.index)
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
