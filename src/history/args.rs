@@ -219,6 +219,10 @@ pub struct HistoryExportArgs {
     pub benchmarks: Vec<String>,
     #[command(flatten)]
     pub format: FormatArgs,
+    /// otava: the order of a series' rows, by time or by kernel release
+    /// (Otava takes the rows in the file's order).
+    #[arg(long, value_enum, default_value = "time")]
+    pub by: ByArg,
 }
 
 /// `bench export`: result files in a tracker's format.

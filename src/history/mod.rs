@@ -78,7 +78,8 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
         HistoryCommand::Changes(changes) => print_changes(&path, changes),
         HistoryCommand::Export(export) => {
             let entries = read(&path, &export.benchmarks)?;
-            write_format(&newest_or_all(&entries, &export.format), &export.format)
+            let entries = newest_or_all(&entries, &export.format);
+            write_format(&entries, &export.format, export.by.order())
         }
         HistoryCommand::Report(report) => write_report(&path, report),
         HistoryCommand::Merge(merge) => {
@@ -101,7 +102,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         let result = ResultFile::load(file)?;
         entries.extend(import::entries_of(&result, &local, "result-file")?);
     }
-    write_format(&entries, &args.format)
+    write_format(&entries, &args.format, Order::Time)
 }
 
 fn print(text: &[String]) {
@@ -255,7 +256,7 @@ fn newest_or_all(entries: &[Entry], format: &FormatArgs) -> Vec<Entry> {
     newest.into_values().cloned().collect()
 }
 
-fn write_format(entries: &[Entry], format: &FormatArgs) -> Result<()> {
+fn write_format(entries: &[Entry], format: &FormatArgs, order: Order) -> Result<()> {
     let target = match format.output.as_deref() {
         None => OutputTarget::Stdout,
         Some(path) if path.as_os_str() == "-" => OutputTarget::Stdout,
@@ -280,7 +281,7 @@ fn write_format(entries: &[Entry], format: &FormatArgs) -> Result<()> {
             std::fs::create_dir_all(&dir)
                 .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
             let dir = dir.canonicalize().unwrap_or(dir);
-            let all = series(entries, None, Order::Time);
+            let all = series(entries, None, order);
             for (name, bytes) in otava::otava(&all, &dir) {
                 output::write(&OutputTarget::File(dir.join(name)), bytes.as_bytes())?;
             }
