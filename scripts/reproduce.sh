@@ -34,8 +34,9 @@
 #                      -r 30 -b 4 -p 64 -t 64) --rounds times in one boot of
 #                      each kernel of --kernels (default 5.10,6.1,6.12,newest,
 #                      host; 2 vCPUs, emulated), every run kept in one history
-#                      (OUT/history.sqlite); then the change points in kernel
-#                      order and the page (OUT/page/index.html)
+#                      (OUT/history.sqlite; rounds add to those an earlier run
+#                      left in OUT); then the change points in kernel order
+#                      and the page (OUT/page/index.html)
 #
 # Options:
 #   --rounds N    rounds (breakpoint-series: VM boots per kernel; the host
@@ -354,7 +355,10 @@ history_rounds() {
 	mkdir -p "$dir"
 	uname -r >"$dir/release"
 	uname -v >"$dir/version"
-	for ((r = 1; r <= rounds; r++)); do
+	# Rounds add to those kept from an earlier run of the seed.
+	local first
+	first=$(find "$dir" -name 'breakpoint-thread-*.txt' | wc -l)
+	for ((r = first + 1; r <= first + rounds; r++)); do
 		for b in "${history_benches[@]}"; do
 			"${bin[@]}" -q -w1 -d3 --json "$dir/$b-$r.json" "$b" >"$dir/$b-$r.txt" 2>&1 ||
 				echo "$me: $REPRO_KERNEL: $b failed: $(tail -n1 "$dir/$b-$r.txt")" >&2
@@ -370,31 +374,31 @@ if [[ -n ${REPRO_HISTORY:-} ]]; then
 fi
 
 # The history made from the result files kept in $out (each kernel's, with
-# its `uname -v`), its change points in kernel order, and the page.
+# its `uname -v`) by the tree's bench, its change points in kernel order, and
+# the page.
 history_report() {
-	local db=$out/history.sqlite dir k files
+	local db=$out/history.sqlite dir files bin=$root/target/release/bench
 	rm -f "$db" "$db-wal" "$db-shm"
 	for dir in "$out"/*/; do
 		[[ -f $dir/release ]] || continue
 		files=("$dir"*.json)
 		[[ -e ${files[0]} ]] || continue
-		"$out/bench" history --history "$db" add --label "kernel-version=$(cat "$dir/version")" "${files[@]}"
+		"$bin" history --history "$db" add --label "kernel-version=$(cat "$dir/version")" "${files[@]}"
 	done
 	[[ -f $db ]] || refuse "$out holds no run of $seed to report"
-	"$out/bench" history --history "$db" list | tee "$out/list"
-	"$out/bench" history --history "$db" changes --by kernel | tee "$out/changes"
-	"$out/bench" history --history "$db" changes --by kernel --json >"$out/changes.json"
-	"$out/bench" history --history "$db" report --by kernel "$out/page"
+	"$bin" history --history "$db" list | tee "$out/list"
+	"$bin" history --history "$db" changes --by kernel | tee "$out/changes"
+	"$bin" history --history "$db" changes --by kernel --json >"$out/changes.json"
+	"$bin" history --history "$db" report --by kernel "$out/page"
 }
 
 kernel_history() {
 	local k list
+	prepare_bench
 	if ((report_only)); then
-		[[ -x $out/bench ]] || refuse "$out holds no run of $seed to report"
 		history_report
 		return
 	fi
-	prepare_bench
 	IFS=, read -r -a list <<<"$kernels"
 	cp "$root/target/release/bench" "$out/bench"
 	machine | tee "$out/machine"
