@@ -49,9 +49,20 @@ pub fn path_of(explicit: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// Checks, before a run, that `path` can take its results: a history, or a
-/// file that does not exist yet.
+/// file that does not exist yet, where a file can be written (its directory
+/// made now when missing, as the default path's is).
 pub fn check_target(path: &Path) -> Result<()> {
-    store::check(path)
+    store::check(path)?;
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::usage(format!(
+                "--history {} cannot be written: cannot create {}: {e}",
+                path.display(),
+                dir.display()
+            ))
+        })?;
+    }
+    output::check_writable("--history", path)
 }
 
 /// Appends a run's results (`--history` on a run); says how many entries.

@@ -296,13 +296,6 @@ impl Store {
         }
         Ok(by_entry)
     }
-
-    /// The schema version of the file (after opening: [`SCHEMA_VERSION`]).
-    pub fn schema_version(&self) -> Result<i32> {
-        self.conn
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(|e| sql_error(&self.path, e))
-    }
 }
 
 /// Checks, without creating or changing anything, that `path` can take

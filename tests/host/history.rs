@@ -383,3 +383,10 @@ fn exports_write_each_tracker_s_format() {
     let refused = run(&["export", "--format", "otava", json]);
     assert_one_clear_line(&refused, 2, "give --output DIR");
 }
+
+#[test]
+fn a_history_that_cannot_be_written_is_refused_before_the_run() {
+    let out = bench("-r 1000 --history /proc/no-such-dir/h.sqlite trig-syscall-count");
+    assert_one_clear_line(&out, 2, "cannot be written");
+    assert!(out.stdout.is_empty(), "the run ran: {}", out.stdout);
+}
