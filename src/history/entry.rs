@@ -204,7 +204,11 @@ pub fn uid_of(parts: &[&str]) -> String {
 }
 
 impl Entry {
-    /// The uid its content gives: everything but the uid itself.
+    /// The uid its measurement gives: the benchmark, the time, the kernel's
+    /// release, the machine, bench, the options and every figure's values.
+    /// Not what may be known or not of the same result (`uname -v`, the host
+    /// name, labels, its source): a run appended with `--history` and its
+    /// result file added later are one entry.
     pub fn content_uid(&self) -> String {
         let figures: Vec<String> = self
             .figures
@@ -217,14 +221,12 @@ impl Entry {
             })
             .collect();
         let options = self.options_line();
-        let labels = format!("{:?}", self.labels);
         let time = self.time.to_string();
         let cpus = self.machine.cpus.to_string();
         let mut parts = vec![
             self.benchmark.as_str(),
             &time,
             &self.kernel.release,
-            &self.kernel.version,
             &self.machine.name,
             &self.machine.cpu_model,
             &cpus,
@@ -232,8 +234,6 @@ impl Entry {
             &self.tool.version,
             &self.tool.commit,
             &options,
-            &labels,
-            &self.source,
         ];
         parts.extend(figures.iter().map(String::as_str));
         uid_of(&parts)

@@ -16,7 +16,9 @@ use crate::results::{ResultFile, RunRecord};
 use crate::runner::affinity::parse_cpu_list;
 
 /// What a result file does not say of where it ran, known when the run is
-/// this process's own (`--history` on a run): the host's name, `uname -v`.
+/// this process's own (`--history` on a run): the host's name (kept as the
+/// label `host`, so that a run appended and the same run's file added later
+/// are of one machine), `uname -v`.
 #[derive(Clone, Debug, Default)]
 pub struct Local {
     pub host: String,
@@ -87,7 +89,7 @@ pub fn entries_of(file: &ResultFile, local: &Local, source: &str) -> Result<Vec<
                 version: local.kernel_version.clone(),
             },
             machine: MachineId {
-                name: local.host.clone(),
+                name: String::new(),
                 cpu_model: file.context.cpu_model.clone(),
                 cpus: parse_cpu_list(&file.context.online_cpus).map_or(0, |cpus| cpus.len() as u32),
                 virtualised: file
@@ -101,7 +103,10 @@ pub fn entries_of(file: &ResultFile, local: &Local, source: &str) -> Result<Vec<
                 commit: file.tool.git_revision.clone(),
             },
             options: options_of(file, runs[0]),
-            labels: BTreeMap::new(),
+            labels: match local.host.is_empty() {
+                true => BTreeMap::new(),
+                false => [("host".to_string(), local.host.clone())].into(),
+            },
             source: source.to_string(),
             figures,
         };

@@ -390,3 +390,15 @@ fn a_history_that_cannot_be_written_is_refused_before_the_run() {
     assert_one_clear_line(&out, 2, "cannot be written");
     assert!(out.stdout.is_empty(), "the run ran: {}", out.stdout);
 }
+
+#[test]
+fn a_run_appended_and_its_file_added_later_are_one_entry() {
+    let (dir, json, _) =
+        bench_ok_json("-q -r 20000 --history {json}.sqlite --json {json} trig-syscall-count");
+    let db = PathBuf::from(format!("{}.sqlite", json.display()));
+    let again = history_ok(&db, &["add", json.to_str().unwrap()]);
+    assert_has(&again.stdout, "added 0 entries");
+    let shown = history_ok(&db, &["show", "trig-syscall-count"]);
+    assert_eq!(shown_entries(&shown), 1, "{}", shown.stdout);
+    drop(dir);
+}
