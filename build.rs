@@ -7,22 +7,35 @@ use std::path::PathBuf;
 
 use libbpf_cargo::SkeletonBuilder;
 
-/// The commit the binary is built from, for result files; "unknown" outside git.
-fn git_revision() -> String {
-    for path in [".git/HEAD", ".git/refs/heads", ".git/packed-refs"] {
-        if std::path::Path::new(path).exists() {
-            println!("cargo:rerun-if-changed={path}");
-        }
-    }
+/// What `git ARGS` prints, trimmed; `None` outside git.
+fn git(args: &[&str]) -> Option<String> {
     std::process::Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
+        .args(args)
         .output()
         .ok()
         .filter(|out| out.status.success())
         .and_then(|out| String::from_utf8(out.stdout).ok())
-        .map(|rev| rev.trim().to_string())
-        .filter(|rev| !rev.is_empty())
-        .unwrap_or_else(|| "unknown".to_string())
+        .map(|text| text.trim().to_string())
+        .filter(|text| !text.is_empty())
+}
+
+/// The commit the binary is built from, for result files and the history;
+/// "unknown" outside git. Rebuilt when HEAD or a branch moves: in a linked
+/// worktree `.git` is a file, and HEAD is in the worktree's git directory,
+/// the branches in the common one.
+fn git_revision() -> String {
+    let git_dir = git(&["rev-parse", "--git-dir"]).unwrap_or_else(|| ".git".to_string());
+    let common = git(&["rev-parse", "--git-common-dir"]).unwrap_or_else(|| git_dir.clone());
+    for path in [
+        format!("{git_dir}/HEAD"),
+        format!("{common}/refs/heads"),
+        format!("{common}/packed-refs"),
+    ] {
+        if std::path::Path::new(&path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
+    git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".to_string())
 }
 
 /// The words a `bpf/*.bpf.c` says to be built by clang 15 or newer.

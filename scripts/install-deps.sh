@@ -3,6 +3,10 @@
 # BPF programs, libelf-dev and zlib1g-dev (their static archives are linked into
 # the binary), pkg-config and make for the vendored libbpf. Does nothing
 # when all is present; needs root (apt-get) otherwise.
+#
+#   --browser  Debian's chromium too: the test of `bench history report`'s page
+#              opens it in a headless browser (the test command installs it
+#              beside the build; the tool itself never needs it)
 set -euo pipefail
 
 # groff-base: the man page test checks `bench man` with groff; jq: the
@@ -16,6 +20,11 @@ clang_major=$({ clang --version 2>/dev/null || true; } | sed -n 's/.*version \([
 if ((${clang_major:-0} < 15)) && ! command -v clang-19 >/dev/null 2>&1; then
 	packages+=(clang-19)
 fi
+case ${1:-} in
+--browser) packages+=(chromium) ;;
+'') ;;
+*) echo "install-deps: unknown option '$1' (--browser is the only one)" >&2; exit 2 ;;
+esac
 missing=()
 for pkg in "${packages[@]}"; do
 	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)

@@ -27,31 +27,43 @@
 #                      of --kernels (default host,6.1,6.12), one column each,
 #                      with rows saying whether the kernel has the uretprobe
 #                      syscall (6.11+) and the uprobe syscall (nop5 optimized)
+#   kernel-history     the kernels' history in one command: a headline set
+#                      (trig-uprobe-nop, trig-uprobe-nop5, trig-uretprobe-nop,
+#                      trig-usdt-nop, trig-syscall-count, trig-kernel-count,
+#                      and breakpoint-thread at the breakpoint-series seed's
+#                      -r 30 -b 4 -p 64 -t 64) --rounds times in one boot of
+#                      each kernel of --kernels (default 5.10,6.1,6.12,newest,
+#                      host; 2 vCPUs, emulated), every run kept in one history
+#                      (OUT/history.sqlite; rounds add to those an earlier run
+#                      left in OUT); then the change points in kernel order
+#                      and the page (OUT/page/index.html)
 #
 # Options:
 #   --rounds N    rounds (breakpoint-series: VM boots per kernel; the host
 #                 seeds: pairs of runs); default 3, or ROUNDS
 #   --out DIR     where raw outputs go (under the repository for the VM seeds:
 #                 the guest writes there)
-#   --kernels L   the kernels of the uprobes seed
+#   --kernels L   the kernels of the uprobes and kernel-history seeds
 #   --cpus N      breakpoint-series: the guests' vCPUs (default 4, or CPUS).
 #                 The series removed work done per task for each CPU, so
 #                 its gain grows with the CPUs: with 2 it is x3-5 and at the
 #                 mercy of the host's load, with 4 about x10
 #   --report-only breakpoint-series: print the tables of the runs kept in
-#                 --out again, running nothing
+#                 --out again, running nothing; kernel-history: the history
+#                 made again from the result files kept in --out, its change
+#                 points and the page
 # Installs linux-perf with apt when perf is missing.
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 me=$(basename "$0")
-seeds=(breakpoint-series perf-breakpoint perf-syscall uprobes)
+seeds=(breakpoint-series perf-breakpoint perf-syscall uprobes kernel-history)
 refuse() {
 	echo "$me: $*" >&2
 	exit 2
 }
 
-seed= out= rounds=${ROUNDS:-3} kernels=host,6.1,6.12 report_only=0 cpus=${CPUS:-4}
+seed= out= rounds=${ROUNDS:-3} kernels= report_only=0 cpus=${CPUS:-4}
 while (($#)); do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
@@ -77,6 +89,10 @@ done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || refuse "--rounds takes a whole number, got '$rounds'"
 [[ $cpus =~ ^[1-9][0-9]*$ ]] || refuse "--cpus takes a whole number, got '$cpus'"
 out=${out:-$root/target/reproduce/$seed}
+if [[ -z $kernels ]]; then
+	kernels=host,6.1,6.12
+	[[ $seed == kernel-history ]] && kernels=5.10,6.1,6.12,newest,host
+fi
 
 # The seed's breakpoint benchmark, as the cover letter ran it.
 series_bench=(-r 30 -b 4 -p 64 -t 64 breakpoint-thread)
@@ -321,10 +337,90 @@ if [[ -n ${REPRO_UPROBES:-} ]]; then
 	exit 0
 fi
 
+# --- kernel-history ---------------------------------------------------------
+# The headline set, as bench names it; breakpoint-thread apart, at the
+# breakpoint-series seed's parameters.
+history_benches=(trig-uprobe-nop trig-uprobe-nop5 trig-uretprobe-nop trig-usdt-nop
+	trig-syscall-count trig-kernel-count)
+
+# One kernel's rounds (in its guest, or on the host): result files in
+# $out/$REPRO_KERNEL/, made by the copy of bench in $out (one binary for
+# every kernel, whatever is rebuilt meanwhile). A benchmark the kernel cannot
+# run says so and the rest go on.
+history_rounds() {
+	local dir=$out/$REPRO_KERNEL r b bin=("$out/bench")
+	# On the host, each run holds the test suite's probe lock, so that it
+	# does not disturb the leak checks of tests running beside it.
+	[[ $REPRO_KERNEL == host ]] && bin=(flock "${TMPDIR:-/tmp}/bench-tests-probe.lock" "$out/bench")
+	mkdir -p "$dir"
+	uname -r >"$dir/release"
+	uname -v >"$dir/version"
+	# Rounds add to those kept from an earlier run of the seed.
+	local first
+	first=$(find "$dir" -name 'breakpoint-thread-*.txt' | wc -l)
+	for ((r = first + 1; r <= first + rounds; r++)); do
+		for b in "${history_benches[@]}"; do
+			"${bin[@]}" -q -w1 -d3 --json "$dir/$b-$r.json" "$b" >"$dir/$b-$r.txt" 2>&1 ||
+				echo "$me: $REPRO_KERNEL: $b failed: $(tail -n1 "$dir/$b-$r.txt")" >&2
+		done
+		"${bin[@]}" -q "${series_bench[@]}" --json "$dir/breakpoint-thread-$r.json" >"$dir/breakpoint-thread-$r.txt" 2>&1 ||
+			echo "$me: $REPRO_KERNEL: breakpoint-thread failed: $(tail -n1 "$dir/breakpoint-thread-$r.txt")" >&2
+	done
+}
+
+if [[ -n ${REPRO_HISTORY:-} ]]; then
+	history_rounds
+	exit 0
+fi
+
+# The history made from the result files kept in $out (each kernel's, with
+# its `uname -v`) by the tree's bench, its change points in kernel order, and
+# the page.
+history_report() {
+	local db=$out/history.sqlite dir files bin=$root/target/release/bench
+	rm -f "$db" "$db-wal" "$db-shm"
+	for dir in "$out"/*/; do
+		[[ -f $dir/release ]] || continue
+		files=("$dir"*.json)
+		[[ -e ${files[0]} ]] || continue
+		"$bin" history --history "$db" add --label "kernel-version=$(cat "$dir/version")" "${files[@]}"
+	done
+	[[ -f $db ]] || refuse "$out holds no run of $seed to report"
+	"$bin" history --history "$db" list | tee "$out/list"
+	"$bin" history --history "$db" changes --by kernel | tee "$out/changes"
+	"$bin" history --history "$db" changes --by kernel --json >"$out/changes.json"
+	"$bin" history --history "$db" report --by kernel "$out/page"
+}
+
+kernel_history() {
+	local k list
+	prepare_bench
+	if ((report_only)); then
+		history_report
+		return
+	fi
+	IFS=, read -r -a list <<<"$kernels"
+	cp "$root/target/release/bench" "$out/bench"
+	machine | tee "$out/machine"
+	for k in "${list[@]}"; do
+		echo "$me: kernel $k, $rounds rounds (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+		if [[ $k == host ]]; then
+			REPRO_KERNEL=host history_rounds
+		else
+			scripts/run_in_vm.sh --kernel "$k" --cpus 2 --timeout 7200 --exec -- \
+				env REPRO_HISTORY=1 REPRO_KERNEL="$k" scripts/reproduce.sh --rounds "$rounds" --out "$out" "$seed" ||
+				echo "$me: the $k guest failed" >&2
+		fi
+	done
+	machine | tee -a "$out/machine"
+	history_report
+}
+
 case $seed in
 breakpoint-series) breakpoint_series ;;
 perf-breakpoint) perf_breakpoint ;;
 perf-syscall) perf_syscall ;;
 uprobes) uprobes ;;
+kernel-history) kernel_history ;;
 esac
 echo "$me: outputs in $out" >&2

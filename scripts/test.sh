@@ -32,8 +32,10 @@ cleanup() {
 trap cleanup EXIT
 
 # Each in a session of its own, so that the trap above ends its qemu too.
-stage "setting the VMs up in the background"
-setsid bash -c 'scripts/run_in_vm.sh --prepare --kernel 6.12 && scripts/run_in_vm.sh --prepare --kernel 6.1' \
+# The browser of the history page's test comes first, in the same chain:
+# one apt-get at a time.
+stage "setting the browser and the VMs up in the background"
+setsid bash -c 'scripts/install-deps.sh --browser && scripts/run_in_vm.sh --prepare --kernel 6.12 && scripts/run_in_vm.sh --prepare --kernel 6.1' \
 	>"$logs/prepare" 2>&1 </dev/null &
 prepare=$!
 children+=("$prepare")
@@ -69,10 +71,10 @@ for t in "$lib_tests" "$bin_tests" "$host_tests" "$vm_tests"; do
 	[[ -x $t ]] || { echo "test.sh: a test binary is missing from cargo's report" >&2; exit 1; }
 done
 
-stage "waiting for the VMs' set-up"
+stage "waiting for the browser's and the VMs' set-up"
 if ! wait "$prepare"; then
 	cat "$logs/prepare" >&2
-	echo "test.sh: the VMs' set-up failed" >&2
+	echo "test.sh: the browser's or the VMs' set-up failed" >&2
 	exit 1
 fi
 stage "VM tests started in the background"

@@ -485,4 +485,6 @@ pub struct RunRequest {
     pub verbose: bool,
     /// `--profile`: sample each run's measured seconds.
     pub profile: Option<ProfileRequest>,
+    /// `--history PATH`: append the results to this history.
+    pub history: Option<std::path::PathBuf>,
 }

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod config;
 pub mod error;
 pub mod figures;
+pub mod history;
 pub mod interrupt;
 pub mod kernel;
 pub mod latency;

@@ -6,7 +6,7 @@ use bench::cli::{self, Command};
 use bench::config::OutputTarget;
 use bench::error::{panic_message, Error, Result};
 use bench::report::{console, listing, output};
-use bench::{app, bpf, calibrate, compare, interrupt, kernel, probe, progress, results};
+use bench::{app, bpf, calibrate, compare, history, interrupt, kernel, probe, progress, results};
 
 fn main() -> ExitCode {
     // Like any Unix filter: `bench ... | head` ends bench when head exits
@@ -86,6 +86,8 @@ fn dispatch(command: Command, bench_name: &mut Option<&'static str>) -> Result<(
             comparison.regression.map_or(Ok(()), Err)
         }
         Command::Calibrate { args, quiet } => calibrate::run(&args, quiet, bench_name),
+        Command::History(args) => history::run(&args),
+        Command::Export(args) => history::export(&args),
         Command::Completions(shell) => output::write_stdout(&cli::completions(shell)),
         Command::Man(subcommand) => output::write_stdout(&cli::man_page(subcommand.as_deref())?),
     }

@@ -22,10 +22,14 @@ mod sequential;
 use crate::bpf;
 use crate::config::RunRequest;
 use crate::error::Result;
+use crate::history;
 use crate::report::console::Console;
 
 pub fn run(request: &RunRequest) -> Result<()> {
     bpf::init_logging(request.verbose);
+    if let Some(path) = &request.history {
+        history::check_target(path)?;
+    }
     let plan = plan::plan(request)?;
     let mut console = Console::new(request.outputs.stdout_taken());
     let mut runs = runs::KernelRuns::start();

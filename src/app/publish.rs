@@ -57,6 +57,9 @@ pub(super) fn publish(
     let stacks = std::mem::take(&mut execution.stacks);
     let results = assemble(request, plan, execution, partial, console);
     interrupt::last_write(|| plan.exports.write(&results, &stacks))?;
+    if let Some(path) = &request.history {
+        crate::history::append_results(path, &results)?;
+    }
     match (failure, interrupted) {
         (Some(err), _) => Err(err),
         (None, Some((signal, phase))) => Err(interruption(request, plan, &results, signal, phase)),

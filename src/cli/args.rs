@@ -223,6 +223,11 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub(super) profile: Option<Option<PathBuf>>,
 
+    /// Append the results to the history at PATH (made when missing): see
+    /// `bench history --help`.
+    #[arg(long, value_name = "PATH")]
+    pub(super) history: Option<PathBuf>,
+
     /// Samples per second per CPU for --profile.
     #[arg(long, value_name = "HZ", default_value_t = DEFAULT_PROFILE_FREQ_HZ,
           allow_hyphen_values = true, value_parser = count(1, MAX_PROFILE_FREQ_HZ))]
@@ -243,6 +248,12 @@ pub(super) enum Sub {
     /// budget, and the --runs and -d to use.
     #[command(after_help = crate::calibrate::AFTER_HELP)]
     Calibrate(CalibrateArgs),
+    /// Keep results over kernels, versions and machines, find where a number
+    /// changed, show it on a page.
+    History(crate::history::args::HistoryArgs),
+    /// Write result files (--json) in a tracker's format: Bencher's BMF,
+    /// Apache Otava's CSV, github-action-benchmark's JSON.
+    Export(crate::history::args::ExportArgs),
     /// Print a completion script for SHELL, e.g.
     /// `bench completions bash > /etc/bash_completion.d/bench`.
     Completions {
@@ -252,7 +263,7 @@ pub(super) enum Sub {
     /// Print the man page (roff), e.g. `bench man | man -l -`; with a
     /// subcommand's name, that subcommand's page (bench-compare(1)).
     Man {
-        #[arg(value_name = "SUBCOMMAND", value_parser = ["compare", "calibrate", "completions", "man"])]
+        #[arg(value_name = "SUBCOMMAND", value_parser = ["compare", "calibrate", "history", "export", "completions", "man"])]
         subcommand: Option<String>,
     },
 }

@@ -41,6 +41,14 @@ pub(super) fn manual_pages(page: &str) -> &'static [(&'static str, &'static str)
             ),
             ("docs/exit-codes.md", "exit codes"),
         ],
+        "bench-history" | "bench-export" => &[
+            (
+                "docs/history.md",
+                "the history: keep results, find where a number changed",
+            ),
+            ("docs/results.md", "keep, compare and sweep results"),
+            ("docs/exit-codes.md", "exit codes"),
+        ],
         "bench-completions" | "bench-man" => &[
             ("docs/README.md", "the index of the manual"),
             (
@@ -65,6 +73,10 @@ pub(super) fn manual_pages(page: &str) -> &'static [(&'static str, &'static str)
                 "probe bodies: what a tracer costs per hit",
             ),
             ("docs/results.md", "keep, compare and sweep results"),
+            (
+                "docs/history.md",
+                "the history: keep results, find where a number changed",
+            ),
             (
                 "docs/sensitivity.md",
                 "is the difference real: runs, interleaving, calibrate",
@@ -109,6 +121,8 @@ pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>> {
             let page: &'static str = match name {
                 "compare" => "bench-compare",
                 "calibrate" => "bench-calibrate",
+                "history" => "bench-history",
+                "export" => "bench-export",
                 "completions" => "bench-completions",
                 _ => "bench-man",
             };

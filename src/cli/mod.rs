@@ -56,6 +56,8 @@ pub enum Command {
         args: CalibrateArgs,
         quiet: bool,
     },
+    History(crate::history::args::HistoryArgs),
+    Export(crate::history::args::ExportArgs),
     Completions(Shell),
     /// The man page of bench, or of one of its subcommands.
     Man(Option<String>),
@@ -127,6 +129,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
                 quiet: cli.quiet,
             })
         }
+        Some(Sub::History(args)) => return Ok(Command::History(args)),
+        Some(Sub::Export(args)) => return Ok(Command::Export(args)),
         Some(Sub::Completions { shell }) => return Ok(Command::Completions(shell)),
         Some(Sub::Man { subcommand }) => return Ok(Command::Man(subcommand)),
         None => {}

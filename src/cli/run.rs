@@ -72,6 +72,7 @@ pub(super) fn run_command(cli: Cli, matches: &ArgMatches) -> Result<RunRequest> 
         quiet: cli.quiet,
         verbose: cli.verbose,
         profile,
+        history: cli.run.history.clone(),
     })
 }
 

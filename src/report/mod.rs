@@ -6,17 +6,23 @@
 
 pub mod attach;
 pub mod attach_plot;
+pub mod bmf;
 pub mod calibrate;
 pub mod chart;
 pub mod compare;
 pub mod console;
 pub mod csv;
 pub mod export;
+pub mod github_action;
+pub mod history;
+pub mod history_page;
+pub mod history_plot;
 pub mod json;
 pub mod latency;
 pub mod latency_plot;
 pub mod lines;
 pub mod listing;
+pub mod otava;
 pub mod output;
 pub mod perf;
 pub mod plot;

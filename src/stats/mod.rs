@@ -2,9 +2,11 @@
 //! compare two sides. Pure functions: no clocks, no I/O.
 
 mod change;
+mod edivisive;
 #[cfg(test)]
 mod normal;
 mod power;
+mod rng;
 mod runs;
 mod sequential;
 mod student;
@@ -15,6 +17,7 @@ pub use change::{
     change_between, compare_runs, paired_change, paired_change_at, Basis, Better, Change,
     RunsOfSeconds, Verdict,
 };
+pub use edivisive::{change_points, ChangeOptions, ChangePoint};
 pub use power::{
     detection_multiplier, detection_multiplier_at, paired_rounds_needed, paired_sensitivity,
     runs_sensitivity, welch_sensitivity, Sensitivity, DEFAULT_EFFECT_PCT, MAX_RUNS_NEEDED,

@@ -21,6 +21,8 @@ mod crypto;
 mod docs;
 mod hashmap;
 mod helpers;
+mod history;
+mod history_page;
 mod htab_mem;
 mod latency;
 mod local_storage;

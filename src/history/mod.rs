@@ -1,0 +1,311 @@
+//! `bench history ...` and `bench export`: results kept over kernels,
+//! versions and machines in one SQLite file ([`store`]), as plain entries
+//! ([`entry`]) made from result files ([`import`], the one reader of a
+//! `ResultFile` here) or BMF files ([`bmf`]); their series and change points
+//! ([`series`], the statistics in `stats::edivisive`); and what `report`
+//! makes of them (tables, SVG, the page, the trackers' formats).
+
+pub mod args;
+pub mod bmf;
+pub mod entry;
+pub mod import;
+pub mod series;
+pub mod store;
+pub mod time;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::OutputTarget;
+use crate::error::{Error, Result};
+use crate::report::history as lines;
+use crate::report::{console, github_action, history_page, history_plot, otava, output};
+use crate::results::ResultFile;
+use args::{
+    AddArgs, ChangesArgs, ExportArgs, FormatArgs, HistoryArgs, HistoryCommand, ReportArgs,
+    SearchArgs, ShowArgs,
+};
+use entry::{Entry, KernelId, MachineId, ToolId};
+use series::{changes, series, Change, Order, Series};
+use store::{Open, Store};
+
+/// The history file: `explicit` (--history), else `$BENCH_HISTORY`, else
+/// `$XDG_DATA_HOME/bench/history.sqlite`, else under `~/.local/share`.
+pub fn path_of(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(path.to_path_buf());
+    }
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(path) = env("BENCH_HISTORY") {
+        return Ok(PathBuf::from(path));
+    }
+    let data = env("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".local/share")))
+        .ok_or_else(|| {
+            Error::usage("no history named: give --history PATH (neither BENCH_HISTORY, XDG_DATA_HOME nor HOME is set)")
+        })?;
+    Ok(data.join("bench/history.sqlite"))
+}
+
+/// Checks, before a run, that `path` can take its results: a history, or a
+/// file that does not exist yet, where a file can be written (its directory
+/// made now when missing, as the default path's is).
+pub fn check_target(path: &Path) -> Result<()> {
+    store::check(path)?;
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::usage(format!(
+                "--history {} cannot be written: cannot create {}: {e}",
+                path.display(),
+                dir.display()
+            ))
+        })?;
+    }
+    output::check_writable("--history", path)
+}
+
+/// Appends a run's results (`--history` on a run); says how many entries.
+pub fn append_results(path: &Path, results: &[ResultFile]) -> Result<usize> {
+    let local = import::Local::gather();
+    let mut entries = Vec::new();
+    for result in results {
+        entries.extend(import::entries_of(result, &local, "run")?);
+    }
+    Store::open(path, Open::Create)?.append(&entries)
+}
+
+/// `bench history ...`.
+pub fn run(args: &HistoryArgs) -> Result<()> {
+    let path = path_of(args.history.as_deref())?;
+    match &args.command {
+        HistoryCommand::Add(add) => add_files(&path, add),
+        HistoryCommand::List => {
+            let entries = Store::open(&path, Open::Existing)?.entries(&[])?;
+            print(&lines::list(&entries));
+            Ok(())
+        }
+        HistoryCommand::Show(show) => show_benchmark(&path, show),
+        HistoryCommand::Changes(changes) => print_changes(&path, changes),
+        HistoryCommand::Export(export) => {
+            let entries = read(&path, &export.benchmarks)?;
+            let entries = newest_or_all(&entries, &export.format);
+            write_format(&entries, &export.format, export.by.order())
+        }
+        HistoryCommand::Report(report) => write_report(&path, report),
+        HistoryCommand::Merge(merge) => {
+            let mut store = Store::open(&path, Open::Create)?;
+            for other in &merge.others {
+                let entries = Store::open(other, Open::Existing)?.entries(&[])?;
+                let added = store.append(&entries)?;
+                print(&[lines::merged(other, added, entries.len())]);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `bench export`: result files in a tracker's format.
+pub fn export(args: &ExportArgs) -> Result<()> {
+    let local = import::Local::default();
+    let mut entries = Vec::new();
+    for file in &args.files {
+        entries.extend(import::entries_of(&loaded(file)?, &local, "result-file")?);
+    }
+    write_format(&entries, &args.format, Order::Time)
+}
+
+/// A result file, of today's layout or an earlier one brought to it (whose
+/// note, said once, goes to stderr).
+fn loaded(file: &Path) -> Result<ResultFile> {
+    let (result, note) = crate::compare::load_result(file)?;
+    if let Some(note) = note {
+        crate::report::console::warning(&note);
+    }
+    Ok(result)
+}
+
+fn print(text: &[String]) {
+    for line in text {
+        output::print_line(line);
+    }
+}
+
+/// The entries of `benchmarks` (all when none), each named one present.
+fn read(path: &Path, benchmarks: &[String]) -> Result<Vec<Entry>> {
+    let entries = Store::open(path, Open::Existing)?.entries(benchmarks)?;
+    if let Some(missing) = benchmarks
+        .iter()
+        .find(|name| !entries.iter().any(|e| &e.benchmark == *name))
+    {
+        return Err(Error::usage(format!(
+            "{} has no entry of '{missing}'; `bench history list` shows what it has",
+            path.display()
+        )));
+    }
+    Ok(entries)
+}
+
+fn add_files(path: &Path, add: &AddArgs) -> Result<()> {
+    let labels = add.labels();
+    let at = add.at.unwrap_or_else(now);
+    let mut entries = Vec::new();
+    for file in &add.files {
+        entries.extend(entries_of_file(file, add, at)?);
+    }
+    let entries: Vec<Entry> = entries.into_iter().map(|e| e.labelled(&labels)).collect();
+    let added = Store::open(path, Open::Create)?.append(&entries)?;
+    print(&[lines::added(path, added, entries.len())]);
+    Ok(())
+}
+
+/// A file's entries: a result file's, or a BMF file's.
+fn entries_of_file(file: &Path, add: &AddArgs, at: i64) -> Result<Vec<Entry>> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", file.display())))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::usage(format!(
+            "{} is neither a result file nor BMF: {e}",
+            file.display()
+        ))
+    })?;
+    if !bmf::looks_like_bmf(&json) {
+        let result = loaded(file)?;
+        return import::entries_of(&result, &import::Local::default(), "result-file");
+    }
+    let benchmarks = bmf::read(&json, add.better.map(|b| b.better()))
+        .map_err(|e| Error::usage(format!("{}: {e}", file.display())))?;
+    Ok(benchmarks
+        .into_iter()
+        .map(|benchmark| Entry {
+            uid: String::new(),
+            benchmark: benchmark.name,
+            time: at,
+            kernel: KernelId::default(),
+            machine: MachineId::default(),
+            tool: ToolId::default(),
+            options: BTreeMap::new(),
+            labels: BTreeMap::new(),
+            source: "bmf".to_string(),
+            figures: benchmark.figures,
+        })
+        .collect())
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn show_benchmark(path: &Path, show: &ShowArgs) -> Result<()> {
+    let entries = read(path, std::slice::from_ref(&show.benchmark))?;
+    let all = series(&entries, show.figure.as_deref(), show.by.order());
+    if all.is_empty() {
+        return Err(no_figure(&show.benchmark, show.figure.as_deref()));
+    }
+    print(&lines::show(&all));
+    if let Some(plot) = &show.plot {
+        let svg = history_plot::svg(&all, &[], show.by.order());
+        output::write(&OutputTarget::File(plot.clone()), svg.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn no_figure(benchmark: &str, figure: Option<&str>) -> Error {
+    Error::usage(match figure {
+        Some(figure) => format!("'{benchmark}' has no figure '{figure}' in the history"),
+        None => format!("'{benchmark}' has no figure in the history"),
+    })
+}
+
+/// The series of `entries` the search names, and each one's change points.
+fn searched<'a>(entries: &'a [Entry], search: &SearchArgs) -> (Vec<Series<'a>>, Vec<Vec<Change>>) {
+    let all = series(entries, search.figure.as_deref(), search.by.order());
+    let options = search.options();
+    let found = all.iter().map(|s| changes(s, &options)).collect();
+    (all, found)
+}
+
+fn print_changes(path: &Path, args: &ChangesArgs) -> Result<()> {
+    let entries = read(path, &args.benchmarks)?;
+    let (all, found) = searched(&entries, &args.search);
+    let found: Vec<Change> = found.into_iter().flatten().collect();
+    match args.json {
+        true => output::write_stdout(lines::changes_json(&found).as_bytes()),
+        false => {
+            print(&lines::changes(&found, all.len()));
+            Ok(())
+        }
+    }
+}
+
+fn write_report(path: &Path, args: &ReportArgs) -> Result<()> {
+    let entries = read(path, &args.benchmarks)?;
+    let (all, found) = searched(&entries, &args.search);
+    let source = path.display().to_string();
+    let page = history_page::page(&history_page::Page {
+        source: &source,
+        series: &all,
+        changes: &found,
+        entries: &entries,
+        order: args.search.by.order(),
+    });
+    std::fs::create_dir_all(&args.dir)
+        .map_err(|e| Error::runtime(format!("cannot create {}: {e}", args.dir.display())))?;
+    let index = args.dir.join("index.html");
+    output::write(&OutputTarget::File(index.clone()), page.as_bytes())?;
+    print(&[lines::report_written(
+        &index,
+        all.len(),
+        found.iter().flatten().count(),
+    )]);
+    Ok(())
+}
+
+/// What a one-report format takes of a history: the newest entry of each
+/// series (bmf, github-action); otava takes every entry.
+fn newest_or_all(entries: &[Entry], format: &FormatArgs) -> Vec<Entry> {
+    if format.format == args::Format::Otava {
+        return entries.to_vec();
+    }
+    let mut newest: BTreeMap<(String, String, String), &Entry> = BTreeMap::new();
+    for entry in entries {
+        newest.insert(entry.series_key(), entry);
+    }
+    newest.into_values().cloned().collect()
+}
+
+fn write_format(entries: &[Entry], format: &FormatArgs, order: Order) -> Result<()> {
+    let target = match format.output.as_deref() {
+        None => OutputTarget::Stdout,
+        Some(path) if path.as_os_str() == "-" => OutputTarget::Stdout,
+        Some(path) => OutputTarget::File(path.to_path_buf()),
+    };
+    match format.format {
+        args::Format::Bmf => output::write(&target, crate::report::bmf::bmf(entries).as_bytes()),
+        args::Format::GithubAction => {
+            let better = format.better.better();
+            let (json, left_out) = github_action::github_action(entries, better);
+            if left_out > 0 {
+                console::warning(&lines::left_out(left_out, better));
+            }
+            output::write(&target, json.as_bytes())
+        }
+        args::Format::Otava => {
+            let OutputTarget::File(dir) = target else {
+                return Err(Error::usage(
+                    "--format otava writes a CSV a series and otava.yaml: give --output DIR",
+                ));
+            };
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
+            let dir = dir.canonicalize().unwrap_or(dir);
+            let all = series(entries, None, order);
+            for (name, bytes) in otava::otava(&all, &dir) {
+                output::write(&OutputTarget::File(dir.join(name)), bytes.as_bytes())?;
+            }
+            Ok(())
+        }
+    }
+}

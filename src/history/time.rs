@@ -1,0 +1,115 @@
+//! Times of the history: seconds since the epoch (UTC), read from RFC 3339
+//! (`2026-12-04T20:27:39Z`, an offset or fractions taken), a date
+//! (`2026-12-04`, midnight UTC) or `@SECONDS`, and shown in RFC 3339.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::results::rfc3339_utc;
+
+/// `secs` as RFC 3339 in UTC.
+pub fn show(secs: i64) -> String {
+    match u64::try_from(secs) {
+        Ok(secs) => rfc3339_utc(UNIX_EPOCH + Duration::from_secs(secs)),
+        Err(_) => format!("@{secs}"),
+    }
+}
+
+/// The month, day and minute of [`show`], for a chart's axis: `12-04 20:27`.
+pub fn short(secs: i64) -> String {
+    let shown = show(secs);
+    match shown.get(5..16) {
+        Some(part) => part.replace('T', " "),
+        None => shown,
+    }
+}
+
+/// Reads a time as `--at` takes it; the error says what is expected.
+pub fn parse(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    let wrong = || {
+        format!("'{text}' is not a time: give RFC 3339 (2026-12-04T20:27:39Z), a date (2026-12-04) or @SECONDS")
+    };
+    if let Some(secs) = text.strip_prefix('@') {
+        return secs.parse().map_err(|_| wrong());
+    }
+    let (date, rest) = text.split_at(text.len().min(10));
+    let mut parts = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (Some(Some(year)), Some(Some(month)), Some(Some(day))) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(wrong());
+    };
+    if date.len() != 10 || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return Err(wrong());
+    }
+    let days = days_from_civil(year, month, day);
+    if rest.is_empty() {
+        return Ok(days * 86_400);
+    }
+    let rest = rest.strip_prefix(['T', 't', ' ']).ok_or_else(wrong)?;
+    let clock = rest.get(..8).ok_or_else(wrong)?;
+    let mut hms = clock.split(':').map(|p| p.parse::<i64>().ok());
+    let (Some(Some(h)), Some(Some(m)), Some(Some(s))) = (hms.next(), hms.next(), hms.next()) else {
+        return Err(wrong());
+    };
+    if h > 23 || m > 59 || s > 60 {
+        return Err(wrong());
+    }
+    let mut zone = &rest[8..];
+    if let Some(fraction) = zone.strip_prefix('.') {
+        zone = fraction.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    let offset = match zone {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match zone.chars().next() {
+                Some('+') => 1,
+                Some('-') => -1,
+                _ => return Err(wrong()),
+            };
+            let (oh, om) = zone[1..].split_once(':').ok_or_else(wrong)?;
+            let (oh, om): (i64, i64) = (
+                oh.parse().map_err(|_| wrong())?,
+                om.parse().map_err(|_| wrong())?,
+            );
+            sign * (oh * 3600 + om * 60)
+        }
+    };
+    Ok(days * 86_400 + h * 3600 + m * 60 + s - offset)
+}
+
+/// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_back_as_they_show() {
+        for secs in [0, 951_782_400, 1_796_000_941, 1_800_000_000] {
+            assert_eq!(parse(&show(secs)), Ok(secs));
+        }
+        assert_eq!(parse("2026-11-30"), Ok(1_796_000_941 - 3_600 - 9 * 60 - 1));
+        assert_eq!(parse("@42"), Ok(42));
+        assert_eq!(parse("1970-01-01T01:00:00+01:00"), Ok(0));
+        assert_eq!(parse("1970-01-01T00:00:00.250Z"), Ok(0));
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-01",
+            "2026-01-01T25:00:00Z",
+            "2026-01-01T00:00:00",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+}
