@@ -184,9 +184,12 @@ fn sweep_lines(
     } else {
         let rows = sweep_rows(bench, points, run_stats);
         let producers_swept = sweep::is_producers(spec);
-        bench
-            .reporter
-            .sweep_table(spec.param.name(), &rows, producers_swept)
+        bench.reporter.sweep_table(
+            spec.param.name(),
+            &bench.bench.headline().decl(),
+            &rows,
+            producers_swept,
+        )
     };
     for line in lines {
         console.line(&line);

@@ -8,7 +8,7 @@ use super::{latency, perf, sweep_tables};
 use crate::benches::Benchmark;
 use crate::channels::{self, Channel};
 use crate::config::{Params, RunConfig};
-use crate::figures::View;
+use crate::figures::{FigureDecl, View};
 use crate::latency::{LatencyOverRuns, LatencyRecord};
 use crate::lines::{Fixed, Lines, PerfFormat, PerfPiece};
 use crate::probe_path::ProbePath;
@@ -192,11 +192,17 @@ impl Reporter {
     pub fn sweep_table(
         &self,
         param: &str,
+        figure: &FigureDecl,
         points: &[(u64, usize, MeanSd)],
         producers_swept: bool,
     ) -> Vec<String> {
         let mut lines = vec![format!("Sweep of {param} for {}:", self.bench)];
-        lines.extend(sweep_tables::sweep_table(param, points, producers_swept));
+        lines.extend(sweep_tables::sweep_table(
+            param,
+            figure,
+            points,
+            producers_swept,
+        ));
         lines
     }
 

@@ -1,41 +1,50 @@
 //! The tables that close a sweep: each value's rate and scaling, and for a
 //! sweep of bodies, each body's cost against count.
 
-use super::{rate_with_sd, scaled};
+use super::rate_with_sd;
 use crate::config::Body;
+use crate::figures::{rate, FigureDecl, Show};
 use crate::results::BodyRow;
 use crate::stats::MeanSd;
 
-/// The table after a sweep: each value's rate, per-producer rate, the rate
-/// relative to the first value and, for producers, the scaling efficiency.
+/// The table after a sweep: each value's headline, per-producer rate, the
+/// headline relative to the first value and, for producers, the scaling
+/// efficiency. The per-producer and efficiency columns are a total rate's
+/// alone: a percentage, a time or a rate already per producer is not
+/// divided among producers.
 pub fn sweep_table(
     param: &str,
+    figure: &FigureDecl,
     points: &[(u64, usize, MeanSd)],
     producers_swept: bool,
 ) -> Vec<String> {
+    let total_rate = figure.show == Show::Rate && !figure.unit.ends_with(" per producer");
+    let scaling = producers_swept && total_rate;
     let mut lines = vec![format!(
         "{param:>16} {:>24} {:>14} {:>9}{}",
         "mean \u{00b1} sd",
-        "per producer",
+        if total_rate { "per producer" } else { "" },
         "relative",
-        if producers_swept { "  efficiency" } else { "" }
+        if scaling { "  efficiency" } else { "" }
     )];
     let Some(&(first_value, _, first)) = points.first() else {
         return lines;
     };
-    for &(value, producers, rate) in points {
-        let (per_producer, unit) = scaled(rate.mean / producers.max(1) as f64);
+    for &(value, producers, mean_sd) in points {
+        let per_producer = match total_rate {
+            true => rate(mean_sd.mean / producers.max(1) as f64),
+            false => String::new(),
+        };
         let relative = if first.mean > 0.0 {
-            rate.mean / first.mean
+            mean_sd.mean / first.mean
         } else {
             0.0
         };
         let mut line = format!(
-            "{value:>16} {:>24} {:>11.3}{unit}/s {relative:>9.3}",
-            rate_with_sd(rate.mean, rate.sd),
-            per_producer
+            "{value:>16} {:>24} {per_producer:>14} {relative:>9.3}",
+            figure.show_spread(mean_sd.mean, mean_sd.sd),
         );
-        if producers_swept && first_value > 0 {
+        if scaling && first_value > 0 {
             let ideal = value as f64 / first_value as f64;
             line.push_str(&format!(" {:>10.1}%", relative / ideal * 100.0));
         }
@@ -110,6 +119,7 @@ pub fn body_table(rows: &[BodyRow]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::HITS;
     use crate::stats::RunStats;
 
     #[test]
@@ -132,7 +142,8 @@ mod tests {
                 },
             ),
         ];
-        let lines = sweep_table("producers", &points, true);
+        let hits = HITS.decl();
+        let lines = sweep_table("producers", &hits, &points, true);
         assert_eq!(lines.len(), 3);
         assert!(lines[2].contains("19.000 \u{b1} 0.200M/s"), "{}", lines[2]);
         assert!(lines[2].contains("9.500M/s"), "{}", lines[2]);
@@ -141,8 +152,45 @@ mod tests {
             "{}",
             lines[2]
         );
-        let lines = sweep_table("breakpoints", &points, false);
+        let lines = sweep_table("breakpoints", &hits, &points, false);
         assert!(!lines[0].contains("efficiency"));
+    }
+
+    #[test]
+    fn a_percentage_sweeps_as_a_percentage() {
+        let percent = FigureDecl {
+            name: "false-positive".to_string(),
+            unit: "%".to_string(),
+            better: crate::stats::Better::Lower,
+            show: Show::Decimals(2),
+            per_second: true,
+        };
+        let points = [
+            (
+                1,
+                1,
+                MeanSd {
+                    mean: 28.098,
+                    sd: 0.0,
+                },
+            ),
+            (
+                3,
+                1,
+                MeanSd {
+                    mean: 2.783,
+                    sd: 0.01,
+                },
+            ),
+        ];
+        let lines = sweep_table("nr_hash_funcs", &percent, &points, false);
+        assert!(!lines[0].contains("per producer"), "{lines:#?}");
+        assert!(lines[1].contains("28.10 \u{b1} 0.00 %"), "{lines:#?}");
+        assert!(lines[2].contains("2.78 \u{b1} 0.01 %"), "{lines:#?}");
+        assert!(lines.iter().all(|l| !l.contains("/s")), "{lines:#?}");
+        // A producers sweep of it has no scaling efficiency either.
+        let lines = sweep_table("producers", &percent, &points, true);
+        assert!(!lines[0].contains("efficiency"), "{lines:#?}");
     }
 
     fn body_row(body: &'static str, cost_ns: Option<RunStats>) -> BodyRow {

@@ -105,14 +105,22 @@ pub fn runs_line(
             0.0
         }
     };
-    let mut line = match stats.ci_percent() {
-        Some(pct) => format!(
+    let mut line = match (stats.ci_percent(), stats.ci95) {
+        (Some(pct), _) => format!(
             "runs: {}, {counted} {value} \u{00b1} {pct:.1} % (95 % CI), between-run sd {:.1} %",
             stats.runs,
             spread(stats.sd)
         ),
+        // A mean of 0 (no false positive in any run) has no relative
+        // spread: the interval is said in the figure's own unit.
+        (None, Some(half)) => format!(
+            "runs: {}, {counted} {value} \u{00b1} {} (95 % CI), between-run sd {}",
+            stats.runs,
+            figure.show(half),
+            figure.show(stats.sd)
+        ),
         // One run has no spread between runs to show.
-        None => format!(
+        (None, None) => format!(
             "runs: {}, {counted} {value} (one run: no interval, the drift between runs is unknown)",
             stats.runs,
         ),
@@ -278,9 +286,11 @@ pub fn interleaved_notes(rows: &[TableRow]) -> Vec<String> {
 }
 
 fn interval_text(stats: &RunStats) -> String {
-    match stats.ci_percent() {
-        Some(pct) => format!("\u{00b1} {pct:.1} %"),
-        None => "n/a".to_string(),
+    match (stats.ci_percent(), stats.ci95) {
+        (Some(pct), _) => format!("\u{00b1} {pct:.1} %"),
+        // A mean of 0: the half-width itself, as no percentage of it exists.
+        (None, Some(half)) => format!("\u{00b1} {half:.3}"),
+        (None, None) => "n/a".to_string(),
     }
 }
 
@@ -409,5 +419,25 @@ pub(super) mod tests {
             refused,
         });
         assert!(line.ends_with("(fallback: upstream's fentry on getpgid is refused here: EPERM)"));
+    }
+
+    #[test]
+    fn runs_of_a_zero_mean_have_an_interval_in_the_figures_unit() {
+        let percent = FigureDecl {
+            name: "false-positive".to_string(),
+            unit: "%".to_string(),
+            better: crate::stats::Better::Lower,
+            show: crate::figures::Show::Decimals(2),
+            per_second: true,
+        };
+        let two = crate::stats::run_stats(&[0.0, 0.0]).unwrap();
+        let line = runs_line(&two, &percent, None);
+        assert_eq!(
+            line,
+            "runs: 2, false-positive 0.00 % \u{b1} 0.00 % (95 % CI), between-run sd 0.00 %"
+        );
+        let one = crate::stats::run_stats(&[0.0]).unwrap();
+        assert!(runs_line(&one, &percent, None).contains("(one run: no interval"));
+        assert_eq!(interval_text(&two), "\u{b1} 0.000");
     }
 }

@@ -113,6 +113,22 @@ fn the_false_positive_rate_is_upstreams_line_and_a_figure() {
     assert_nothing_left();
 }
 
+/// A sweep's table prints the false-positive percentage as a percentage,
+/// with no per-producer column: it is no rate.
+#[test]
+fn a_sweep_of_the_false_positive_rate_tables_percentages() {
+    let _lock = probe_lock();
+    let out = bench_ok("-w0 -d1 --sweep nr_hash_funcs=1,3 bloom-false-positive");
+    let title = "Sweep of nr_hash_funcs for bloom-false-positive:";
+    let table: Vec<&str> = out.stdout.lines().skip_while(|l| *l != title).collect();
+    assert_eq!(table.len(), 4, "{}", out.stdout);
+    assert!(!table[1].contains("per producer"), "{}", table[1]);
+    for row in &table[2..] {
+        assert!(row.contains(" %") && !row.contains("/s"), "{row}");
+    }
+    assert_nothing_left();
+}
+
 #[test]
 fn out_of_range_options_are_refused_with_the_reason() {
     for (line, expected) in table(
