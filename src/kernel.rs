@@ -68,6 +68,17 @@ pub fn needs_linux(what_needs: &str, version: &str) -> String {
     format!("{what_needs} Linux {version}+ (this is {})", release())
 }
 
+/// Whether the kernel has the uprobe syscall (x86-64, Linux 6.18+), found
+/// as libbpf finds it: called from outside a uprobe trampoline, it fails with
+/// ENXIO (a kernel without it: ENOSYS).
+pub fn has_uprobe_syscall() -> bool {
+    const NR_UPROBE: libc::c_long = 336;
+    // SAFETY: the uprobe syscall takes no arguments, and outside a uprobe
+    // trampoline it only returns an error.
+    let ret = unsafe { libc::syscall(NR_UPROBE) };
+    ret < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO)
+}
+
 /// Whether the kernel's BTF describes a function `name` (every kfunc has an
 /// entry), as libbpf resolves a kfunc; `None` when the BTF cannot be read.
 pub fn btf_has_func(name: &str) -> Option<bool> {

@@ -13,6 +13,7 @@ use crate::latency::observer::LatencyObserver;
 use crate::noise::NoiseObserver;
 use crate::probe_path::ProbePath;
 use crate::profile::{Breakdown, Profile, ProfileObserver};
+use crate::red_zone::RedZoneFound;
 use crate::report::attach as attach_lines;
 use crate::report::console::{Console, RunConsole};
 use crate::report::profile as profile_report;
@@ -99,9 +100,11 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
     } = watching;
     let Facts {
         probe_path,
+        red_zone,
         churn: churned,
         finals,
     } = ran.facts;
+    let probe_path = probe_path.map(|path| (path, red_zone));
     record.keep_facts(ran.trigger.as_ref(), &finals);
     let mut stacks = None;
     let phase = match (ran.measured, work) {
@@ -456,15 +459,20 @@ impl ChurnObserver {
 /// was hit, while it was still attached): the path for the record, said
 /// when `say`; a warning when it could not be found.
 fn probe_path_said(
-    found: Option<Result<ProbePath>>,
+    found: Option<(Result<ProbePath>, Option<Result<RedZoneFound>>)>,
     reporter: &Reporter,
     console: &Console,
     say: bool,
 ) -> Option<ProbePath> {
-    match found? {
+    let (found, red_zone) = found?;
+    if let Some(Err(err)) = &red_zone {
+        console.warn(&reporter.red_zone_unknown(&err.to_string()));
+    }
+    match found {
         Ok(path) => {
             if say {
-                console.line(&reporter.probe_path(path));
+                let red_zone = red_zone.and_then(|found| found.ok());
+                console.line(&reporter.probe_path(path, red_zone.as_ref()));
             }
             Some(path)
         }
