@@ -13,7 +13,6 @@ use crate::latency::observer::LatencyObserver;
 use crate::noise::NoiseObserver;
 use crate::probe_path::ProbePath;
 use crate::profile::{Breakdown, Profile, ProfileObserver};
-use crate::red_zone::RedZoneFound;
 use crate::report::attach as attach_lines;
 use crate::report::console::{Console, RunConsole};
 use crate::report::profile as profile_report;
@@ -22,7 +21,7 @@ use crate::results::cycles::ChurnRecord;
 use crate::results::{Outcome, RunRecord};
 use crate::runner::cycles::ChurnCycle;
 use crate::runner::phases::{self, RunLength, RunMeasurement, RunObserver, RunSeconds};
-use crate::runner::{Facts, FixedRun, Prepared, StoppedAt};
+use crate::runner::{FixedRun, Prepared, StoppedAt};
 use crate::stats::{self, Sample};
 
 /// What `--profile` asks of one run, and the name of its files.
@@ -98,18 +97,14 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
         noise,
         churn,
     } = watching;
-    let Facts {
-        probe_path,
-        red_zone,
-        churn: churned,
-        finals,
-    } = ran.facts;
-    let probe_path = probe_path.map(|path| (path, red_zone));
+    let mut facts = ran.facts;
+    let probed = facts.take_probed();
+    let (churned, finals) = (facts.churn, facts.finals);
     record.keep_facts(ran.trigger.as_ref(), &finals);
     let mut stacks = None;
     let phase = match (ran.measured, work) {
         (RunMeasurement::Timed(samples), _) => {
-            record.probe_path = probe_path_said(probe_path, reporter, console, !quiet);
+            record.probe_path = probe_path_said(probed, reporter, console, !quiet);
             let churn = churn.report(churned, console, !quiet);
             let profile = profiler.map(ProfileObserver::finish).transpose()?.flatten();
             record.noise = noise.finish();
@@ -127,7 +122,7 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
             phase
         }
         (RunMeasurement::Fixed(fixed), RunLength::Fixed { repeat }) => {
-            record.probe_path = probe_path_said(probe_path, reporter, console, false);
+            record.probe_path = probe_path_said(probed, reporter, console, false);
             let churn = churn.report(churned, console, false);
             let rate = fixed.ns_per_op(config.producers);
             latency_outcome(&mut record, latency, rate, reporter, console);
@@ -459,7 +454,7 @@ impl ChurnObserver {
 /// was hit, while it was still attached): the path for the record, said
 /// when `say`; a warning when it could not be found.
 fn probe_path_said(
-    found: Option<(Result<ProbePath>, Option<Result<RedZoneFound>>)>,
+    found: Option<crate::runner::Probed>,
     reporter: &Reporter,
     console: &Console,
     say: bool,

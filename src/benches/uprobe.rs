@@ -416,8 +416,9 @@ pub(super) fn nop10_refused() -> String {
     )
 }
 
-/// The first Linux release whose uprobes take (and optimize) the 10-byte nop.
-pub(super) const NOP10_FIRST: &str = "7.3";
+/// The first Linux release seen to take (and optimize) the 10-byte nop:
+/// Debian's 7.2.13 and 7.3.4 do, 6.12 and 6.18 refuse it (docs/kernels.md).
+pub(super) const NOP10_FIRST: &str = "7.2";
 
 /// The pid probes are attached for: this process with `--pid-filter`, every
 /// process (-1) otherwise.

@@ -100,10 +100,13 @@ impl Benchmark for UsdtBench {
                 .attach_usdt(pid, exe, Target::USDT_PROVIDER, self.target.name())
                 .map_err(|e| usdt_attach_error(pid, &e))?
         };
-        // The instruction probed: libbpf (1.7 as 1.8) puts the nop,nop5 pair's
-        // probe on its 5-byte nop where the kernel has the uprobe syscall.
-        let probed_second =
-            at_second || (self.target == Target::UsdtNop5 && kernel::has_uprobe_syscall());
+        // The instruction probed: the vendored libbpf 1.7 puts the nop,nop5
+        // pair's probe on its 5-byte nop where the uprobe syscall answers
+        // ENXIO, as 6.18's does; 7.x's answers EPROTO, which 1.7 takes for
+        // no syscall (1.8 knows it).
+        let probed_second = at_second
+            || (self.target == Target::UsdtNop5
+                && kernel::uprobe_syscall_answer() == Some(libc::ENXIO));
         let red_zone = red_zone::found(Site::of(self.target, probed_second), |site| {
             attach_at(program, pid, site)
                 .map_err(|e| bpf::attach_error("the red zone check's probe", &e))

@@ -108,6 +108,20 @@ pub struct Facts {
     pub finals: Vec<Final>,
 }
 
+/// A probe's path as found, and the red zone on it.
+pub type Probed = (
+    Result<crate::probe_path::ProbePath>,
+    Option<Result<crate::red_zone::RedZoneFound>>,
+);
+
+impl Facts {
+    /// The probe path and the red zone on it, taken out together.
+    pub fn take_probed(&mut self) -> Option<Probed> {
+        let path = self.probe_path.take()?;
+        Some((path, self.red_zone.take()))
+    }
+}
+
 /// A benchmark after set-up: the bodies its threads run and the channels it reads.
 pub trait Workload: Sync {
     /// The producer body. It loops through [`ProducerCtx::run`] or
