@@ -11,14 +11,15 @@
 # Options:
 #   --kernel PATH|VERSION  a kernel image (vmlinuz, bzImage, or a built kernel
 #                          tree), or a Debian version: a series (5.10, 6.1,
-#                          6.12: the newest package of that series), an exact
+#                          6.12, 7.3: the newest package of that series), an exact
 #                          one (6.12.117+deb12-amd64), or newest (the newest
 #                          kernel Debian has, from unstable). Debian kernels are
 #                          downloaded with apt-get download and unpacked into
 #                          the cache; the host's /boot is left alone. A series
 #                          the host's apt lacks (5.10: Debian 11) is looked up
 #                          in a private apt configuration in the cache
-#                          (bullseye, bookworm, trixie, sid); the host's apt
+#                          (bullseye, bookworm, trixie, trixie-backports,
+#                          sid: 7.3 is trixie-backports'); the host's apt
 #                          sources are never changed.
 #   --list-kernels         print the Debian series reachable and the package
 #                          each one means, then exit
@@ -142,17 +143,26 @@ private_apt_opts=(-o "Dir::Etc::SourceList=$private_apt/sources.list"
 	-o "Dir::Etc::SourceParts=$private_apt/empty" -o "Dir::Etc::Preferences=/dev/null"
 	-o "Dir::Etc::PreferencesParts=$private_apt/empty" -o "Dir::State::Lists=$private_apt/lists"
 	-o "Dir::Cache=$private_apt/cache" -o "APT::Sandbox::User=root")
-private_apt_update() {
-	[[ -f $private_apt/updated && -z $(find "$private_apt/updated" -mmin +1440) ]] && return 0
-	mkdir -p "$private_apt/empty" "$private_apt/lists/partial" "$private_apt/cache/archives/partial"
+private_apt_sources() {
 	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg suite
-	: >"$private_apt/sources.list"
 	for suite in bullseye bookworm trixie; do
 		printf 'deb [signed-by=%s] http://deb.debian.org/debian %s main\n' "$keyring" "$suite"
 		printf 'deb [signed-by=%s] http://deb.debian.org/debian-security %s-security main\n' "$keyring" "$suite"
-	done >>"$private_apt/sources.list"
-	printf 'deb [signed-by=%s] http://deb.debian.org/debian sid main\n' "$keyring" >>"$private_apt/sources.list"
-	log "reading Debian's package lists (bullseye to sid) into $private_apt"
+	done
+	# trixie-backports: Debian's 7.3 (the series the kernel runner's nop10
+	# benchmarks came with) is served there and nowhere else.
+	printf 'deb [signed-by=%s] http://deb.debian.org/debian trixie-backports main\n' "$keyring"
+	printf 'deb [signed-by=%s] http://deb.debian.org/debian sid main\n' "$keyring"
+}
+private_apt_update() {
+	local sources
+	sources=$(private_apt_sources)
+	# Read again once a day, and at once when the suites listed changed.
+	[[ -f $private_apt/updated && -z $(find "$private_apt/updated" -mmin +1440) &&
+		$(cat "$private_apt/sources.list" 2>/dev/null) == "$sources" ]] && return 0
+	mkdir -p "$private_apt/empty" "$private_apt/lists/partial" "$private_apt/cache/archives/partial"
+	printf '%s\n' "$sources" >"$private_apt/sources.list"
+	log "reading Debian's package lists (bullseye to sid, trixie-backports) into $private_apt"
 	apt-get "${private_apt_opts[@]}" update -q >/dev/null 2>&1 ||
 		die "apt-get could not read Debian's package lists into $private_apt"
 	touch "$private_apt/updated"
@@ -213,7 +223,7 @@ list_kernels() {
 	# The host's lists once, not once a series.
 	apt-get update -q >/dev/null 2>&1 || true
 	export BENCH_VM_NO_HOST_UPDATE=1
-	for series in 5.10 6.1 6.12 newest; do
+	for series in 5.10 6.1 6.12 7.2 7.3 newest; do
 		if found=$(debian_package "$series"); then
 			printf '%-7s %s (%s apt)\n' "$series" "${found#* }" "${found%% *}"
 		else

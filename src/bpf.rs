@@ -47,7 +47,7 @@ fn route_libbpf_log() {
 }
 
 /// ENOTSUPP is kernel-internal (524) but reaches user space from BPF paths.
-const ENOTSUPP: i32 = 524;
+pub const ENOTSUPP: i32 = 524;
 
 /// A capability the kernel asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

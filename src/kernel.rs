@@ -68,6 +68,25 @@ pub fn needs_linux(what_needs: &str, version: &str) -> String {
     format!("{what_needs} Linux {version}+ (this is {})", release())
 }
 
+/// How the kernel answers the uprobe syscall (x86-64) called from outside a
+/// uprobe trampoline: with ENXIO (6.18), EPROTO (7.x), or ENOSYS where it
+/// has none. The errno.
+pub fn uprobe_syscall_answer() -> Option<i32> {
+    const NR_UPROBE: libc::c_long = 336;
+    // SAFETY: the uprobe syscall takes no arguments, and outside a uprobe
+    // trampoline it only returns an error.
+    let ret = unsafe { libc::syscall(NR_UPROBE) };
+    (ret < 0)
+        .then(|| std::io::Error::last_os_error().raw_os_error())
+        .flatten()
+}
+
+/// Whether the kernel has the uprobe syscall (Linux 6.18+), found as libbpf
+/// 1.8 finds it (EPROTO), or as 1.7 did on 6.18 (ENXIO).
+pub fn has_uprobe_syscall() -> bool {
+    matches!(uprobe_syscall_answer(), Some(libc::ENXIO | libc::EPROTO))
+}
+
 /// Whether the kernel's BTF describes a function `name` (every kfunc has an
 /// entry), as libbpf resolves a kfunc; `None` when the BTF cannot be read.
 pub fn btf_has_func(name: &str) -> Option<bool> {

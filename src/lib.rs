@@ -23,6 +23,7 @@ pub mod probe;
 pub mod probe_path;
 pub mod profile;
 pub mod progress;
+pub mod red_zone;
 pub mod report;
 pub mod results;
 pub mod runner;

@@ -65,6 +65,8 @@ pub enum Piece {
     Late,
     /// The benchmark's name.
     Bench,
+    /// The value of one of its text options (xdp-lb's `--scenario`).
+    TextOf(&'static TextOption),
     /// A quantity, formatted.
     Num(Agg, Num),
     /// A quantity divided by the scale (1e6, 1e3 or 1) of a rate: perf's

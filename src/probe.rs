@@ -9,6 +9,7 @@ use crate::bpf;
 use crate::config::{Body, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt;
+use crate::report::text;
 
 /// The options of a run that change what set-up loads and attaches, and so
 /// what `--probe` tries: `--body` (`-s` is `--body stack`), `--read-bytes`,
@@ -50,17 +51,22 @@ pub fn chosen(
 
 /// Sets `bench` up with its defaults and `options` and drops it at once;
 /// what its verdict says besides `ok`: the fallback trigger it took, if it
-/// took one.
+/// took one, and for a probe benchmark its probe's path and red zone.
 pub fn probe(bench: &dyn Benchmark, options: ProbeOptions) -> Result<Option<String>> {
     if bench.needs_bpf() {
         bpf::check_privileges(bench.name(), bench.needs())?;
     }
     let config = config_with(bench, options)?;
     let set_up = bench.setup_to_probe(&config)?;
-    Ok(set_up
+    let trigger = set_up
         .trigger
         .filter(|used| used.refused.is_some())
-        .map(|used| crate::report::text::trigger_line(&used)))
+        .map(|used| text::trigger_line(&used));
+    let red_zone = set_up.red_zone.as_ref().map(text::red_zone_note);
+    Ok(match (trigger, red_zone) {
+        (Some(trigger), Some(red_zone)) => Some(format!("{trigger}; {red_zone}")),
+        (trigger, red_zone) => trigger.or(red_zone),
+    })
 }
 
 // The outcomes are data, kept with the results: the report prints them

@@ -1,6 +1,7 @@
 //! Which way the kernel handles a uprobe hit, found from this process itself
 //! while the probe is attached: the bytes at the probed address (`int3`, or a
-//! `call` the kernel wrote over a 5-byte nop) and the special mappings in
+//! `call` the kernel wrote over a 5-byte nop, or the `lea -0x80(%rsp),%rsp;
+//! call` it writes over a 10-byte nop) and the special mappings in
 //! `/proc/self/maps` (`[uprobes]`, the out-of-line area; `[uprobes-trampoline]`,
 //! where an optimized probe calls).
 //!
@@ -23,7 +24,8 @@ pub enum ProbePath {
     Emulated,
     /// int3, and the instruction is single-stepped out of line.
     SingleStepped,
-    /// No trap: the nop was rewritten into a call to the trampoline.
+    /// No trap: the nop was rewritten into a call to the trampoline (on
+    /// a 10-byte nop, after a `lea` that steps over the red zone).
     Optimized,
 }
 
@@ -49,6 +51,11 @@ impl ProbePath {
 
 const INT3: u8 = 0xcc;
 const CALL_REL32: u8 = 0xe8;
+/// `lea -0x80(%rsp),%rsp`, which an optimized 10-byte nop starts with.
+const LEA_RSP_RED_ZONE: [u8; 5] = [0x48, 0x8d, 0x64, 0x24, 0x80];
+/// The bytes read at a probed address: a 10-byte nop's, the longest
+/// instruction probed.
+const PROBED_BYTES: usize = 10;
 
 /// A range of this process's address space, as `/proc/self/maps` lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,6 +91,8 @@ pub fn special_mappings(maps: &str) -> Vec<Mapping> {
 pub fn is_emulated(instruction: &[u8]) -> bool {
     match instruction {
         [0x90, ..] | [0x66, 0x90, ..] | [0x0f, 0x1f, ..] | [0x66, 0x0f, 0x1f, ..] => true,
+        // The 10-byte nop (a CS prefix): emulated where the kernel probes it.
+        [0x66, 0x2e, 0x0f, 0x1f, ..] => true,
         [op, ..] if (0x50..=0x57).contains(op) => true,
         [0x41, op, ..] if (0x50..=0x57).contains(op) => true,
         _ => false,
@@ -91,31 +100,37 @@ pub fn is_emulated(instruction: &[u8]) -> bool {
 }
 
 /// Judges the path from what is at the probed address now (`current`, at
-/// least 5 bytes, at address `address`), the instruction that was there
-/// (`original`), and the special mappings.
+/// least 5 bytes, 10 for a 10-byte nop, at address `address`), the
+/// instruction that was there (`original`), and the special mappings.
 pub fn classify(
     address: u64,
     current: &[u8],
     original: &[u8],
     mappings: &[Mapping],
 ) -> Result<ProbePath> {
-    let in_mapping = |name: &str, at: u64| {
-        mappings
+    let optimized = |call_at: u64, rel: &[u8]| {
+        let rel = i32::from_le_bytes([rel[0], rel[1], rel[2], rel[3]]);
+        let target = call_at.wrapping_add(5).wrapping_add_signed(i64::from(rel));
+        if mappings
             .iter()
-            .any(|m| m.name == name && m.start <= at && at < m.end)
+            .any(|m| m.name == "[uprobes-trampoline]" && m.start <= target && target < m.end)
+        {
+            Ok(ProbePath::Optimized)
+        } else {
+            Err(Error::runtime(format!(
+                "the probed nop became a call to {target:#x}, which is not in a \
+                 [uprobes-trampoline] mapping"
+            )))
+        }
     };
     match current {
         [CALL_REL32, rel @ ..] if original.first() != Some(&CALL_REL32) && rel.len() >= 4 => {
-            let rel = i32::from_le_bytes([rel[0], rel[1], rel[2], rel[3]]);
-            let target = address.wrapping_add(5).wrapping_add_signed(i64::from(rel));
-            if in_mapping("[uprobes-trampoline]", target) {
-                Ok(ProbePath::Optimized)
-            } else {
-                Err(Error::runtime(format!(
-                    "the probed nop became a call to {target:#x}, which is not in a \
-                     [uprobes-trampoline] mapping"
-                )))
-            }
+            optimized(address, rel)
+        }
+        [lea @ .., CALL_REL32, a, b, c, d]
+            if lea == LEA_RSP_RED_ZONE && !original.starts_with(&LEA_RSP_RED_ZONE) =>
+        {
+            optimized(address + 5, &[*a, *b, *c, *d])
         }
         [INT3, ..] => {
             if is_emulated(original) {
@@ -143,11 +158,12 @@ pub fn classify(
 /// has been hit (the kernel optimizes a probe on its first hits).
 pub fn detect(function: unsafe extern "C" fn(), original: &[u8]) -> Result<ProbePath> {
     let address = function as usize as u64;
-    let mut current = [0u8; 5];
+    let mut current = [0u8; PROBED_BYTES];
     for (i, byte) in current.iter_mut().enumerate() {
         // SAFETY: the targets are 16-byte aligned functions in this binary's
-        // mapped text, so their first 5 bytes are readable; volatile because
-        // the kernel rewrites them behind the compiler's back.
+        // text section, followed by more of it, so their first 10 bytes are
+        // readable; volatile because the kernel rewrites them behind the
+        // compiler's back.
         *byte = unsafe { std::ptr::read_volatile((function as *const u8).add(i)) };
     }
     let maps = std::fs::read_to_string("/proc/self/maps")
@@ -175,15 +191,16 @@ pub fn detect_at(address: u64) -> Result<ProbePath> {
                 .then(|| (path.to_string(), address - start + offset))
         })
         .ok_or_else(|| Error::runtime(format!("{address:#x} is in no file mapping")))?;
-    let mut original = [0u8; 5];
+    let mut original = [0u8; PROBED_BYTES];
     std::fs::File::open(&path)
         .and_then(|file| {
             std::os::unix::fs::FileExt::read_exact_at(&file, &mut original, file_offset)
         })
         .map_err(|e| Error::runtime(format!("cannot read {path} at {file_offset:#x}: {e}")))?;
-    let mut current = [0u8; 5];
+    let mut current = [0u8; PROBED_BYTES];
     for (i, byte) in current.iter_mut().enumerate() {
-        // SAFETY: the address is inside a mapped executable range; volatile
+        // SAFETY: the address is inside a mapped executable range (a probe
+        // site 10 bytes before its end at the latest); volatile
         // because the kernel rewrites it behind the compiler's back.
         *byte = unsafe { std::ptr::read_volatile((address as *const u8).add(i)) };
     }
@@ -236,6 +253,21 @@ mod tests {
         assert_eq!(
             classify(at, &[0xcc, 0, 0, 0, 0], &[0xc3], &maps()).unwrap(),
             ProbePath::SingleStepped
+        );
+        // A 10-byte nop: lea -0x80(%rsp),%rsp, then the call from at + 5.
+        let rel = (0x7f0000002000u64 - (at + 10)) as i32;
+        let mut lea_call = vec![0x48, 0x8d, 0x64, 0x24, 0x80, 0xe8];
+        lea_call.extend_from_slice(&rel.to_le_bytes());
+        let nop10 = crate::targets::NOP10;
+        assert_eq!(
+            classify(at, &lea_call, &nop10, &maps()).unwrap(),
+            ProbePath::Optimized
+        );
+        let mut trap10 = nop10;
+        trap10[0] = 0xcc;
+        assert_eq!(
+            classify(at, &trap10, &nop10, &maps()).unwrap(),
+            ProbePath::Emulated
         );
     }
 

@@ -23,7 +23,8 @@ compile_error!("the probe targets are written in x86-64 assembly");
 
 // Each target is its own global function symbol. `push` calls a helper so that it
 // is not a leaf and its frame set-up is real; `nop5` starts with the 5-byte nop
-// that the kernel can optimise uprobes on.
+// that 6.17-7.2 kernels optimise uprobes on, `nop10` with the 10-byte nop
+// (the kernel runner's bytes) that later kernels optimise instead.
 std::arch::global_asm!(
     ".pushsection .text.bench_targets,\"ax\",@progbits",
     ".p2align 4",
@@ -63,6 +64,13 @@ std::arch::global_asm!(
     "    .byte 0x0f, 0x1f, 0x44, 0x00, 0x00",
     "    ret",
     ".size bench_target_nop5, .-bench_target_nop5",
+    ".p2align 4",
+    ".globl bench_target_nop10",
+    ".type bench_target_nop10,@function",
+    "bench_target_nop10:",
+    "    .byte 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00",
+    "    ret",
+    ".size bench_target_nop10, .-bench_target_nop10",
     ".popsection",
 );
 
@@ -123,6 +131,9 @@ macro_rules! usdt_site {
 // sdt.h emits the same), which always traps. `nop5` is usdt.h's default site,
 // a nop then a 5-byte nop (usdt_2.c): on a kernel with the uprobe syscall,
 // libbpf sees the pair and probes the 5-byte nop, which the kernel optimizes.
+// `nop10` is the site usdt.h emits since July 2026 (usdt_2.c in the 7.3
+// runner): a nop then the 10-byte nop, which libbpf 1.8 probes at the 10-byte
+// nop where the kernel has the uprobe syscall.
 usdt_site!("bench_usdt_nop", "nop", "    nop");
 usdt_site!(
     "bench_usdt_nop5",
@@ -130,14 +141,26 @@ usdt_site!(
     "    nop",
     "    .byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
 );
+usdt_site!(
+    "bench_usdt_nop10",
+    "nop10",
+    "    nop",
+    "    .byte 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00"
+);
+
+/// The 10-byte nop the kernel runner's nop10 targets start with, and usdt.h
+/// emits after a nop: `nopw %cs:0x0(%rax,%rax,1)`.
+pub const NOP10: [u8; 10] = [0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00];
 
 extern "C" {
     fn bench_target_nop();
     fn bench_target_push();
     fn bench_target_ret();
     fn bench_target_nop5();
+    fn bench_target_nop10();
     fn bench_usdt_nop();
     fn bench_usdt_nop5();
+    fn bench_usdt_nop10();
 }
 
 /// A probe target, named by the instruction the probe lands on.
@@ -147,22 +170,29 @@ pub enum Target {
     Push,
     Ret,
     Nop5,
+    /// The 10-byte nop `66 2e 0f 1f 84 00 00 00 00 00`.
+    Nop10,
     /// A USDT site (provider `bench`, probe `nop`) on a lone one-byte nop,
     /// as classic sdt.h (and usdt.h with `USDT_NOP` set to it) lays it out.
     UsdtNop,
     /// A USDT site (provider `bench`, probe `nop5`) on a nop followed by a
     /// 5-byte nop, as libbpf's usdt.h lays it out by default.
     UsdtNop5,
+    /// A USDT site (provider `bench`, probe `nop10`) on a nop followed by
+    /// the 10-byte nop, as usdt.h lays it out since July 2026.
+    UsdtNop10,
 }
 
 impl Target {
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 8] = [
         Target::Nop,
         Target::Push,
         Target::Ret,
         Target::Nop5,
+        Target::Nop10,
         Target::UsdtNop,
         Target::UsdtNop5,
+        Target::UsdtNop10,
     ];
 
     /// The provider of the USDT sites.
@@ -175,6 +205,7 @@ impl Target {
             Target::Push => "push",
             Target::Ret => "ret",
             Target::Nop5 | Target::UsdtNop5 => "nop5",
+            Target::Nop10 | Target::UsdtNop10 => "nop10",
         }
     }
 
@@ -184,8 +215,10 @@ impl Target {
             Target::Push => "bench_target_push",
             Target::Ret => "bench_target_ret",
             Target::Nop5 => "bench_target_nop5",
+            Target::Nop10 => "bench_target_nop10",
             Target::UsdtNop => "bench_usdt_nop",
             Target::UsdtNop5 => "bench_usdt_nop5",
+            Target::UsdtNop10 => "bench_usdt_nop10",
         }
     }
 
@@ -194,6 +227,8 @@ impl Target {
     pub fn expected_bytes(self) -> &'static [u8] {
         match self {
             Target::UsdtNop5 => &[0x90, 0x0f, 0x1f, 0x44, 0x00, 0x00],
+            Target::UsdtNop10 => &[0x90, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0],
+            Target::Nop10 => &NOP10,
             Target::Nop | Target::UsdtNop => &[0x90],
             Target::Push => &[0x55],
             Target::Ret => &[0xc3],
@@ -205,6 +240,8 @@ impl Target {
     pub fn instruction(self) -> &'static str {
         match self {
             Target::UsdtNop5 => "nop; nopl 0x0(%rax,%rax,1)",
+            Target::UsdtNop10 => "nop; nopw %cs:0x0(%rax,%rax,1)",
+            Target::Nop10 => "nopw %cs:0x0(%rax,%rax,1)",
             Target::Nop | Target::UsdtNop => "nop",
             Target::Push => "push %rbp",
             Target::Ret => "ret",
@@ -221,8 +258,10 @@ impl Target {
             Target::Push => op(bench_target_push),
             Target::Ret => op(bench_target_ret),
             Target::Nop5 => op(bench_target_nop5),
+            Target::Nop10 => op(bench_target_nop10),
             Target::UsdtNop => op(bench_usdt_nop),
             Target::UsdtNop5 => op(bench_usdt_nop5),
+            Target::UsdtNop10 => op(bench_usdt_nop10),
         }
     }
 }
@@ -418,6 +457,8 @@ mod tests {
             Target::Ret => &[0xc3],
             Target::Nop5 => &[0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3],
             Target::UsdtNop5 => &[0x90, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3],
+            Target::Nop10 => &[0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0, 0xc3],
+            Target::UsdtNop10 => &[0x90, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0, 0xc3],
         }
     }
 

@@ -21,7 +21,7 @@ use crate::results::cycles::ChurnRecord;
 use crate::results::{Outcome, RunRecord};
 use crate::runner::cycles::ChurnCycle;
 use crate::runner::phases::{self, RunLength, RunMeasurement, RunObserver, RunSeconds};
-use crate::runner::{Facts, FixedRun, Prepared, StoppedAt};
+use crate::runner::{FixedRun, Prepared, StoppedAt};
 use crate::stats::{self, Sample};
 
 /// What `--profile` asks of one run, and the name of its files.
@@ -97,16 +97,14 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
         noise,
         churn,
     } = watching;
-    let Facts {
-        probe_path,
-        churn: churned,
-        finals,
-    } = ran.facts;
+    let mut facts = ran.facts;
+    let probed = facts.take_probed();
+    let (churned, finals) = (facts.churn, facts.finals);
     record.keep_facts(ran.trigger.as_ref(), &finals);
     let mut stacks = None;
     let phase = match (ran.measured, work) {
         (RunMeasurement::Timed(samples), _) => {
-            record.probe_path = probe_path_said(probe_path, reporter, console, !quiet);
+            record.probe_path = probe_path_said(probed, reporter, console, !quiet);
             let churn = churn.report(churned, console, !quiet);
             let profile = profiler.map(ProfileObserver::finish).transpose()?.flatten();
             record.noise = noise.finish();
@@ -124,7 +122,7 @@ pub(super) fn one_run(ask: RunAsk, console: &mut Console) -> Result<Ran> {
             phase
         }
         (RunMeasurement::Fixed(fixed), RunLength::Fixed { repeat }) => {
-            record.probe_path = probe_path_said(probe_path, reporter, console, false);
+            record.probe_path = probe_path_said(probed, reporter, console, false);
             let churn = churn.report(churned, console, false);
             let rate = fixed.ns_per_op(config.producers);
             latency_outcome(&mut record, latency, rate, reporter, console);
@@ -456,15 +454,20 @@ impl ChurnObserver {
 /// was hit, while it was still attached): the path for the record, said
 /// when `say`; a warning when it could not be found.
 fn probe_path_said(
-    found: Option<Result<ProbePath>>,
+    found: Option<crate::runner::Probed>,
     reporter: &Reporter,
     console: &Console,
     say: bool,
 ) -> Option<ProbePath> {
-    match found? {
+    let (found, red_zone) = found?;
+    if let Some(Err(err)) = &red_zone {
+        console.warn(&reporter.red_zone_unknown(&err.to_string()));
+    }
+    match found {
         Ok(path) => {
             if say {
-                console.line(&reporter.probe_path(path));
+                let red_zone = red_zone.and_then(|found| found.ok());
+                console.line(&reporter.probe_path(path, red_zone.as_ref()));
             }
             Some(path)
         }

@@ -268,6 +268,7 @@ impl Benchmark for AttachBench {
         Ok(SetUp {
             run: Prepared::Cycles(Box::new(cycles)),
             trigger: None,
+            red_zone: None,
         })
     }
 }

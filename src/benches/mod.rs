@@ -34,6 +34,7 @@ pub mod trigger;
 mod units;
 pub mod uprobe;
 pub mod usdt;
+pub mod xdp_lb;
 
 use std::collections::BTreeMap;
 
@@ -378,6 +379,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Benchmark> {
         htab_mem::BENCHES,
         bloom::BENCHES,
         lpm::BENCHES,
+        xdp_lb::BENCHES,
         local_storage::BENCHES,
         local_storage_create::BENCHES,
         sockmap::BENCHES,

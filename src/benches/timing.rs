@@ -17,7 +17,7 @@ use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{self, Agg, Better, Figure, Show, Value};
 use crate::kernel;
-use crate::lines::{self, Cond, Line, Lines, Num, Piece};
+use crate::lines::{Lines, Num, Piece};
 use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
 use crate::stats::timing::{self, TimingStats};
 use crate::trigger_path::{Trigger, TriggerUsed};
@@ -70,19 +70,20 @@ pub const SYSCALL_BPF_LOOP: Trigger = Trigger {
 const fn per_call(name: &'static str, about: &'static str) -> Channel {
     Channel::once(name, "ns/op", about)
 }
-const SAMPLES: Channel = Channel::once(
+pub(super) const SAMPLES: Channel = Channel::once(
     "samples",
     "batches",
     "the measured batches the per-call times come from",
 );
-const MEDIAN_NS: Channel = per_call("median", "the median time per call");
-const STDDEV_NS: Channel = per_call("stddev", "the per-call times' standard deviation");
-const CV_PCT: Channel = Channel::once("cv", "%", "the per-call times' coefficient of variation");
-const MIN_NS: Channel = per_call("min", "the shortest time per call");
-const P99_NS: Channel = per_call("p99", "the 99th percentile of the time per call");
-const MAX_NS: Channel = per_call("max", "the longest time per call");
+pub(super) const MEDIAN_NS: Channel = per_call("median", "the median time per call");
+pub(super) const STDDEV_NS: Channel = per_call("stddev", "the per-call times' standard deviation");
+pub(super) const CV_PCT: Channel =
+    Channel::once("cv", "%", "the per-call times' coefficient of variation");
+pub(super) const MIN_NS: Channel = per_call("min", "the shortest time per call");
+pub(super) const P99_NS: Channel = per_call("p99", "the 99th percentile of the time per call");
+pub(super) const MAX_NS: Channel = per_call("max", "the longest time per call");
 
-const CHANNELS: [Channel; 8] = [
+pub(super) const CHANNELS: [Channel; 8] = [
     HITS, SAMPLES, MEDIAN_NS, STDDEV_NS, CV_PCT, MIN_NS, P99_NS, MAX_NS,
 ];
 
@@ -105,62 +106,110 @@ pub const CV: Figure = Figure {
     ..ns_figure("cv", &Agg::Final(&CV_PCT))
 };
 
-const TWO: Num = Num::fixed(0, 2);
-const SAMPLE_COUNT: Agg = Agg::Final(&SAMPLES);
+pub(super) const TWO: Num = Num::fixed(0, 2);
+pub(super) const SAMPLE_COUNT: Agg = Agg::Final(&SAMPLES);
 
 /// After the summary (and a fixed run's block), the kernel runner's
-/// timing line: `--machine-readable`'s `RESULT` line, or the median's.
-const LINES: Lines = Lines {
-    after_summary: &[
-        Line::When(
-            Cond::All(&[
-                Cond::Exists(SAMPLE_COUNT),
-                Cond::Not(&Cond::Positive(SAMPLE_COUNT)),
-            ]),
-            &[Piece::Text("No timing samples collected.")],
-        ),
-        Line::When(
-            Cond::All(&[Cond::Positive(SAMPLE_COUNT), Cond::Flag(&MACHINE_READABLE)]),
-            &[
-                Piece::Text("RESULT scenario="),
-                Piece::Bench,
-                Piece::Text(" samples="),
-                Piece::Num(SAMPLE_COUNT, Num::whole(0)),
-                Piece::Text(" median="),
-                Piece::Num(Agg::Final(&MEDIAN_NS), TWO),
-                Piece::Text(" stddev="),
-                Piece::Num(Agg::Final(&STDDEV_NS), TWO),
-                Piece::Text(" cv="),
-                Piece::Num(Agg::Final(&CV_PCT), TWO),
-                Piece::Text(" min="),
-                Piece::Num(Agg::Final(&MIN_NS), TWO),
-                Piece::Text(" p99="),
-                Piece::Num(Agg::Final(&P99_NS), TWO),
-                Piece::Text(" max="),
-                Piece::Num(Agg::Final(&MAX_NS), TWO),
+/// timing line, named by `$name` (a [`Piece`]): `--machine-readable`'s
+/// `RESULT` line, or the median's. xdp-lb's name its scenario.
+macro_rules! timing_lines {
+    ($name:expr) => {
+        $crate::lines::Lines {
+            after_summary: &[
+                $crate::lines::Line::When(
+                    $crate::lines::Cond::All(&[
+                        $crate::lines::Cond::Exists($crate::benches::timing::SAMPLE_COUNT),
+                        $crate::lines::Cond::Not(&$crate::lines::Cond::Positive(
+                            $crate::benches::timing::SAMPLE_COUNT,
+                        )),
+                    ]),
+                    &[$crate::lines::Piece::Text("No timing samples collected.")],
+                ),
+                $crate::lines::Line::When(
+                    $crate::lines::Cond::All(&[
+                        $crate::lines::Cond::Positive($crate::benches::timing::SAMPLE_COUNT),
+                        $crate::lines::Cond::Flag(&$crate::benches::timing::MACHINE_READABLE),
+                    ]),
+                    &[
+                        $crate::lines::Piece::Text("RESULT scenario="),
+                        $name,
+                        $crate::lines::Piece::Text(" samples="),
+                        $crate::lines::Piece::Num(
+                            $crate::benches::timing::SAMPLE_COUNT,
+                            $crate::lines::Num::whole(0),
+                        ),
+                        $crate::lines::Piece::Text(" median="),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::MEDIAN_NS),
+                            $crate::benches::timing::TWO,
+                        ),
+                        $crate::lines::Piece::Text(" stddev="),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::STDDEV_NS),
+                            $crate::benches::timing::TWO,
+                        ),
+                        $crate::lines::Piece::Text(" cv="),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::CV_PCT),
+                            $crate::benches::timing::TWO,
+                        ),
+                        $crate::lines::Piece::Text(" min="),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::MIN_NS),
+                            $crate::benches::timing::TWO,
+                        ),
+                        $crate::lines::Piece::Text(" p99="),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::P99_NS),
+                            $crate::benches::timing::TWO,
+                        ),
+                        $crate::lines::Piece::Text(" max="),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::MAX_NS),
+                            $crate::benches::timing::TWO,
+                        ),
+                    ],
+                ),
+                $crate::lines::Line::When(
+                    $crate::lines::Cond::All(&[
+                        $crate::lines::Cond::Positive($crate::benches::timing::SAMPLE_COUNT),
+                        $crate::lines::Cond::Not(&$crate::lines::Cond::Flag(
+                            &$crate::benches::timing::MACHINE_READABLE,
+                        )),
+                    ]),
+                    &[
+                        $name,
+                        $crate::lines::Piece::Text(": median "),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::MEDIAN_NS),
+                            $crate::benches::timing::TWO,
+                        ),
+                        $crate::lines::Piece::Text(" ns/op, stddev "),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::STDDEV_NS),
+                            $crate::benches::timing::TWO,
+                        ),
+                        $crate::lines::Piece::Text(", p99 "),
+                        $crate::lines::Piece::Num(
+                            $crate::figures::Agg::Final(&$crate::benches::timing::P99_NS),
+                            $crate::benches::timing::TWO,
+                        ),
+                        $crate::lines::Piece::Text(" ("),
+                        $crate::lines::Piece::Num(
+                            $crate::benches::timing::SAMPLE_COUNT,
+                            $crate::lines::Num::whole(0),
+                        ),
+                        $crate::lines::Piece::Text(" samples)"),
+                    ],
+                ),
             ],
-        ),
-        Line::When(
-            Cond::All(&[
-                Cond::Positive(SAMPLE_COUNT),
-                Cond::Not(&Cond::Flag(&MACHINE_READABLE)),
-            ]),
-            &[
-                Piece::Bench,
-                Piece::Text(": median "),
-                Piece::Num(Agg::Final(&MEDIAN_NS), TWO),
-                Piece::Text(" ns/op, stddev "),
-                Piece::Num(Agg::Final(&STDDEV_NS), TWO),
-                Piece::Text(", p99 "),
-                Piece::Num(Agg::Final(&P99_NS), TWO),
-                Piece::Text(" ("),
-                Piece::Num(SAMPLE_COUNT, Num::whole(0)),
-                Piece::Text(" samples)"),
-            ],
-        ),
-    ],
-    ..lines::HITS
-};
+            ..$crate::lines::HITS
+        }
+    };
+}
+pub(super) use timing_lines;
+
+const LINES: Lines = timing_lines!(Piece::Bench);
 
 pub static BENCHES: &[&dyn Benchmark] = &[&BpfNop {
     info: Info::hits(
@@ -181,7 +230,7 @@ struct BpfNop {
 }
 
 /// The timing area of the program's .bss, mapped into this process.
-struct Area {
+pub(super) struct Area {
     samples: *mut u64,
     idx: *mut u32,
     enabled: *mut u32,
@@ -194,21 +243,41 @@ unsafe impl Send for Area {}
 unsafe impl Sync for Area {}
 
 impl Area {
+    /// The area of a program's .bss: its `timing_samples`, `timing_idx`,
+    /// `timing_enabled` and `batch_iters` (bpf/timing.h).
+    ///
+    /// # Safety
+    /// The pointers must point into the mmapped .bss of a skeleton that
+    /// outlives the value, laid out as bpf/timing.h declares them.
+    pub(super) unsafe fn new(
+        samples: *mut u64,
+        idx: *mut u32,
+        enabled: *mut u32,
+        batch: *mut u32,
+    ) -> Area {
+        Area {
+            samples,
+            idx,
+            enabled,
+            batch,
+        }
+    }
+
     fn word(&self, ptr: *mut u32) -> &AtomicU32 {
         // SAFETY: an aligned u32 of the mapped .bss (see the type's comment).
         unsafe { AtomicU32::from_ptr(ptr) }
     }
 
-    fn set_enabled(&self, on: bool) {
+    pub(super) fn set_enabled(&self, on: bool) {
         self.word(self.enabled).store(u32::from(on), Relaxed);
     }
 
-    fn set_batch(&self, batch: u64) {
+    pub(super) fn set_batch(&self, batch: u64) {
         self.word(self.batch).store(batch as u32, Relaxed);
     }
 
     /// Forgets every sample taken.
-    fn reset(&self) {
+    pub(super) fn reset(&self) {
         for cpu in 0..TIMING_CPUS {
             // SAFETY: row `cpu` of the mapped array.
             self.word(unsafe { self.idx.add(cpu) }).store(0, Relaxed);
@@ -216,7 +285,7 @@ impl Area {
     }
 
     /// Every batch time taken since the last reset, CPU by CPU.
-    fn batch_times(&self) -> Vec<u64> {
+    pub(super) fn batch_times(&self) -> Vec<u64> {
         let mut times = Vec::new();
         for cpu in 0..TIMING_CPUS {
             // SAFETY: row `cpu` of the mapped arrays.
@@ -329,11 +398,15 @@ impl NopWorkload {
             .bss_data
             .as_deref_mut()
             .ok_or_else(|| Error::setup("the bpf-nop object's .bss is not memory-mapped"))?;
-        let area = Area {
-            samples: bss.timing_samples.as_mut_ptr().cast(),
-            idx: bss.timing_idx.as_mut_ptr(),
-            enabled: std::ptr::addr_of_mut!(bss.timing_enabled).cast(),
-            batch: std::ptr::addr_of_mut!(bss.batch_iters).cast(),
+        // SAFETY: bpf/timing.h's area in the skeleton's mapped .bss; the
+        // skeleton is kept in the workload beside it.
+        let area = unsafe {
+            Area::new(
+                bss.timing_samples.as_mut_ptr().cast(),
+                bss.timing_idx.as_mut_ptr(),
+                std::ptr::addr_of_mut!(bss.timing_enabled).cast(),
+                std::ptr::addr_of_mut!(bss.batch_iters).cast(),
+            )
         };
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
@@ -376,35 +449,61 @@ impl NopWorkload {
         Ok(())
     }
 
-    /// The median time of a few runs of `batch` calls.
-    fn median_time(&self, batch: u64) -> Result<u64> {
-        self.area.reset();
-        self.area.set_batch(batch);
-        self.area.set_enabled(true);
-        let program = self.program()?;
-        let runs: Result<()> = (0..CALIBRATE_RUNS).try_for_each(|_| self.run_once(&program));
-        self.area.set_enabled(false);
-        runs?;
-        Ok(timing::median_of(&self.area.batch_times()).unwrap_or(0))
-    }
-
-    /// The batch that takes about 10 ms, checked for proportionality: a
-    /// failed check refuses the run (exit 5), as no per-call time can be
-    /// taken from batches whose time is not their calls'.
     fn calibrate(&self) -> Result<u64> {
-        let seed = self.median_time(SEED_BATCH)?;
-        let batch = timing::batch_for(seed / SEED_BATCH, MAX_BATCH);
-        let time_n = self.median_time(batch)?;
-        let time_2n = self.median_time(2 * batch)?;
-        timing::proportionality(time_n, time_2n).map_err(|d| {
-            Error::setup(format!(
-                "proportionality check failed (2N/N ratio={:.3}, expected=2.000, \
-                 error={:.1}%) for N = {batch} calls: a batch's time is not proportional to its \
-                 calls (system noise, or a fixed cost per batch), so no per-call time is taken",
-                d.ratio, d.error_pct
-            ))
-        })?;
-        Ok(batch)
+        let program = self.program()?;
+        calibrate(&self.area, || self.run_once(&program))
+    }
+}
+
+/// The median time of a few runs (`run`) of `batch` calls.
+fn median_time(area: &Area, batch: u64, run: &impl Fn() -> Result<()>) -> Result<u64> {
+    area.reset();
+    area.set_batch(batch);
+    area.set_enabled(true);
+    let runs: Result<()> = (0..CALIBRATE_RUNS).try_for_each(|_| run());
+    area.set_enabled(false);
+    runs?;
+    Ok(timing::median_of(&area.batch_times()).unwrap_or(0))
+}
+
+/// The batch that takes about 10 ms, `run` running one batch, checked for
+/// proportionality: a failed check refuses the run (exit 5), as no
+/// per-call time can be taken from batches whose time is not their calls'.
+pub(super) fn calibrate(area: &Area, run: impl Fn() -> Result<()>) -> Result<u64> {
+    let seed = median_time(area, SEED_BATCH, &run)?;
+    let batch = timing::batch_for(seed / SEED_BATCH, MAX_BATCH);
+    let time_n = median_time(area, batch, &run)?;
+    let time_2n = median_time(area, 2 * batch, &run)?;
+    timing::proportionality(time_n, time_2n).map_err(|d| {
+        Error::setup(format!(
+            "proportionality check failed (2N/N ratio={:.3}, expected=2.000, \
+             error={:.1}%) for N = {batch} calls: a batch's time is not proportional to its \
+             calls (system noise, or a fixed cost per batch), so no per-call time is taken",
+            d.ratio, d.error_pct
+        ))
+    })?;
+    Ok(batch)
+}
+
+/// The measured batches' per-call times, summed up (outliers cut, as the
+/// kernel runner does) as the timing channels' finals.
+pub(super) fn per_call_finals(area: &Area, batch: u64) -> Vec<Final> {
+    let per_call: Vec<f64> = area
+        .batch_times()
+        .into_iter()
+        .map(|ns| ns as f64 / batch as f64)
+        .collect();
+    match TimingStats::of(&per_call) {
+        None => vec![Final::of(&SAMPLES, 0.0)],
+        Some(s) => vec![
+            Final::of(&SAMPLES, s.samples as f64),
+            Final::of(&MEDIAN_NS, s.median),
+            Final::of(&STDDEV_NS, s.stddev),
+            Final::of(&CV_PCT, s.cv_pct),
+            Final::of(&MIN_NS, s.min),
+            Final::of(&P99_NS, s.p99),
+            Final::of(&MAX_NS, s.max),
+        ],
     }
 }
 
@@ -429,26 +528,8 @@ impl Workload for NopWorkload {
     }
 
     fn facts(&self) -> Facts {
-        let per_call: Vec<f64> = self
-            .area
-            .batch_times()
-            .into_iter()
-            .map(|ns| ns as f64 / self.batch as f64)
-            .collect();
-        let finals = match TimingStats::of(&per_call) {
-            None => vec![Final::of(&SAMPLES, 0.0)],
-            Some(s) => vec![
-                Final::of(&SAMPLES, s.samples as f64),
-                Final::of(&MEDIAN_NS, s.median),
-                Final::of(&STDDEV_NS, s.stddev),
-                Final::of(&CV_PCT, s.cv_pct),
-                Final::of(&MIN_NS, s.min),
-                Final::of(&P99_NS, s.p99),
-                Final::of(&MAX_NS, s.max),
-            ],
-        };
         Facts {
-            finals,
+            finals: per_call_finals(&self.area, self.batch),
             ..Facts::default()
         }
     }

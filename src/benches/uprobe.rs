@@ -17,6 +17,7 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
 use crate::probe_path::{self, ProbePath};
+use crate::red_zone::{self, RedZoneFound, Site};
 use crate::runner::{ConsumerCtx, Facts, ProducerCtx, SetUp, Workload};
 use crate::targets::{self, Target, SELF_EXE};
 
@@ -70,6 +71,12 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         "uprobe on a 5-byte nop",
     ),
     &probe(
+        "trig-uprobe-nop10",
+        Attach::Uprobe,
+        Target::Nop10,
+        "uprobe on the 10-byte nop (upstream's bytes)",
+    ),
+    &probe(
         "trig-uretprobe-nop",
         Attach::Uretprobe,
         Target::Nop,
@@ -92,6 +99,12 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         Attach::Uretprobe,
         Target::Nop5,
         "uretprobe on a function starting with a 5-byte nop",
+    ),
+    &probe(
+        "trig-uretprobe-nop10",
+        Attach::Uretprobe,
+        Target::Nop10,
+        "uretprobe on a function starting with the 10-byte nop",
     ),
     &probe(
         "trig-uprobe-multi-nop",
@@ -118,6 +131,12 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         "uprobe-multi link on a 5-byte nop",
     ),
     &probe(
+        "trig-uprobe-multi-nop10",
+        Attach::UprobeMulti,
+        Target::Nop10,
+        "uprobe-multi link on the 10-byte nop",
+    ),
+    &probe(
         "trig-uretprobe-multi-nop",
         Attach::UretprobeMulti,
         Target::Nop,
@@ -140,6 +159,12 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         Attach::UretprobeMulti,
         Target::Nop5,
         "uretprobe-multi link, function starting with a 5-byte nop",
+    ),
+    &probe(
+        "trig-uretprobe-multi-nop10",
+        Attach::UretprobeMulti,
+        Target::Nop10,
+        "uretprobe-multi link, function starting with the 10-byte nop",
     ),
 ];
 
@@ -332,12 +357,35 @@ impl Benchmark for UprobeBench {
                 .attach_uprobe_with_opts(pid, exe, offset, opts)
         }
         .map_err(|e| self.attach_refused(&e))?;
+        // The red zone on this probe's path: the same program on the red
+        // zone site of the same instruction, entered as a uprobe (a
+        // uretprobe's path is its entry probe's).
+        let red_zone = red_zone::found(Site::of(self.target, false), |site| {
+            if self.attach.is_multi() {
+                let opts = UprobeMultiOpts {
+                    offsets: vec![site],
+                    ..Default::default()
+                };
+                skel.progs
+                    .count_uprobe_multi
+                    .attach_uprobe_multi_with_opts(pid, exe, "", opts)
+            } else {
+                skel.progs.count_uprobe.attach_uprobe_with_opts(
+                    pid,
+                    exe,
+                    site,
+                    UprobeOpts::default(),
+                )
+            }
+            .map_err(|e| bpf::attach_error("the red zone check's probe", &e))
+        });
 
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
         let hits = unsafe { bpf::hit_counters!(skel)? };
-        let workload = ProbedTarget::new(link, body, hits, skel, self.target);
-        Ok(SetUp::producers(workload))
+        let found = red_zone.as_ref().ok().copied();
+        let workload = ProbedTarget::new(link, body, hits, skel, self.target, red_zone);
+        Ok(SetUp::producers(workload).with_red_zone(found))
     }
 }
 
@@ -348,9 +396,29 @@ impl UprobeBench {
         if self.attach.is_multi() && !bpf::uprobe_multi_links() {
             return Error::unsupported(kernel::needs_linux("uprobe-multi links need", "6.6"));
         }
+        if self.target == Target::Nop10 && bpf::errno(err) == Some(bpf::ENOTSUPP) {
+            return Error::unsupported(nop10_refused());
+        }
         bpf::attach_error(self.attach.what(), err)
     }
 }
+
+/// Why a kernel refuses a probe on the 10-byte nop: its uprobe instruction
+/// check (`uprobe_init_insn`) rejects any instruction with a CS segment
+/// override prefix (0x2e) with ENOTSUPP, and the nop is one; kernels that
+/// optimize the 10-byte nop exempt that exact nop from the check.
+pub(super) fn nop10_refused() -> String {
+    format!(
+        "this kernel cannot probe the 10-byte nop ({}): its uprobe instruction check refuses \
+         the CS segment-override prefix 0x2e (ENOTSUPP); {}",
+        targets::Target::Nop10.instruction(),
+        kernel::needs_linux("probing and optimizing that nop needs", NOP10_FIRST)
+    )
+}
+
+/// The first Linux release seen to take (and optimize) the 10-byte nop:
+/// Debian's 7.2.13 and 7.3.4 do, 6.12 and 6.18 refuse it (docs/kernels.md).
+pub(super) const NOP10_FIRST: &str = "7.2";
 
 /// The pid probes are attached for: this process with `--pid-filter`, every
 /// process (-1) otherwise.
@@ -374,6 +442,11 @@ pub(super) struct ProbedTarget<S> {
     hits: HitCounters,
     _skel: S,
     target: Target,
+    /// The red zone on the probe's path, checked at set-up.
+    red_zone: Result<RedZoneFound>,
+    /// A USDT site probed at its second instruction (the nop after the
+    /// first `nop`), where bench put it rather than libbpf.
+    at_second: bool,
 }
 
 impl<S> ProbedTarget<S> {
@@ -383,6 +456,7 @@ impl<S> ProbedTarget<S> {
         hits: HitCounters,
         skel: S,
         target: Target,
+        red_zone: Result<RedZoneFound>,
     ) -> Self {
         ProbedTarget {
             _link: link,
@@ -390,6 +464,17 @@ impl<S> ProbedTarget<S> {
             hits,
             _skel: skel,
             target,
+            red_zone,
+            at_second: false,
+        }
+    }
+
+    /// The same, for a USDT site that bench probed at its second
+    /// instruction.
+    pub(super) fn at_second(self) -> Self {
+        ProbedTarget {
+            at_second: true,
+            ..self
         }
     }
 }
@@ -413,6 +498,12 @@ impl<S: Sync> Workload for ProbedTarget<S> {
     fn facts(&self) -> Facts {
         let path = match self.target {
             Target::UsdtNop5 => self.target.with_fn(nop_pair_path),
+            Target::UsdtNop10 if self.at_second => self
+                .target
+                .with_fn(|site| probe_path::detect_at(site as usize as u64 + 1)),
+            Target::UsdtNop10 => self
+                .target
+                .with_fn(|site| probe_path::detect(site, &[0x90])),
             _ => {
                 let original = self.target.expected_bytes();
                 self.target
@@ -421,6 +512,7 @@ impl<S: Sync> Workload for ProbedTarget<S> {
         };
         Facts {
             probe_path: Some(path),
+            red_zone: Some(self.red_zone.clone()),
             ..Facts::default()
         }
     }

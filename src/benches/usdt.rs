@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use libbpf_rs::skel::OpenSkel;
+use libbpf_rs::{UprobeMultiOpts, UprobeOpts};
 
 use super::body;
 use super::uprobe::{attach_pid, ProbedTarget};
@@ -14,6 +15,7 @@ use crate::bpf::Needs;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::kernel;
+use crate::red_zone::{self, Site};
 use crate::runner::SetUp;
 use crate::targets::{self, Target, SELF_EXE};
 
@@ -40,6 +42,17 @@ pub static BENCHES: &[&dyn Benchmark] = &[
         .timed_per_hit(),
         target: Target::UsdtNop5,
     },
+    &UsdtBench {
+        info: Info::trigger(
+            "trig-usdt-nop10",
+            "USDT probe whose site is a nop and the 10-byte nop (usdt.h since July 2026): probed at the 10-byte nop where the kernel has the uprobe syscall, as libbpf 1.8 does",
+        )
+        .needs(Needs::Usdt)
+        .user_stacktrace()
+        .pid_filter()
+        .timed_per_hit(),
+        target: Target::UsdtNop10,
+    },
 ];
 
 struct UsdtBench {
@@ -56,7 +69,7 @@ impl Benchmark for UsdtBench {
         let exe = Path::new(SELF_EXE);
         // libbpf finds the site through the note; the site is the function's
         // first instruction, so the symbol check vouches for the instruction.
-        targets::resolve(exe, self.target)?;
+        let site = targets::resolve(exe, self.target)?;
         let mut storage = bpf::ObjectStorage::new();
         // SAFETY: declared before `open`, and the skeleton goes into an `Owned`
         // with it.
@@ -72,22 +85,78 @@ impl Benchmark for UsdtBench {
         // SAFETY: `body_drops` is counters.h's slot layout, and the skeleton
         // is kept in the workload, dropped after the body.
         let body = unsafe { body::body_state!(config, skel)? };
-        let link = skel
-            .progs
-            .count_usdt
-            .attach_usdt(
-                attach_pid(config),
-                exe,
-                Target::USDT_PROVIDER,
-                self.target.name(),
-            )
-            .map_err(|e| usdt_attach_error(attach_pid(config), &e))?;
+        let pid = attach_pid(config);
+        let program = &skel.progs.count_usdt;
+        // libbpf 1.8 probes usdt.h's nop,nop10 site at its 10-byte nop where
+        // the kernel has the uprobe syscall; the libbpf 1.7 bench links knows
+        // only the nop,nop5 pair, so bench puts that probe there itself.
+        let at_second = self.target == Target::UsdtNop10 && kernel::has_uprobe_syscall();
+        let link = if at_second {
+            let nop10 = usize::try_from(site + 1)
+                .map_err(|_| Error::setup(format!("offset {site:#x} does not fit in usize")))?;
+            attach_at(program, pid, nop10).map_err(|e| nop10_attach_error(&e))?
+        } else {
+            program
+                .attach_usdt(pid, exe, Target::USDT_PROVIDER, self.target.name())
+                .map_err(|e| usdt_attach_error(pid, &e))?
+        };
+        // The instruction probed: the vendored libbpf 1.7 puts the nop,nop5
+        // pair's probe on its 5-byte nop where the uprobe syscall answers
+        // ENXIO, as 6.18's does; 7.x's answers EPROTO, which 1.7 takes for
+        // no syscall (1.8 knows it).
+        let probed_second = at_second
+            || (self.target == Target::UsdtNop5
+                && kernel::uprobe_syscall_answer() == Some(libc::ENXIO));
+        let red_zone = red_zone::found(Site::of(self.target, probed_second), |site| {
+            attach_at(program, pid, site)
+                .map_err(|e| bpf::attach_error("the red zone check's probe", &e))
+        });
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
         let hits = unsafe { bpf::hit_counters!(skel)? };
-        let workload = ProbedTarget::new(link, body, hits, skel, self.target);
-        Ok(SetUp::producers(workload))
+        let found = red_zone.as_ref().ok().copied();
+        let workload = ProbedTarget::new(link, body, hits, skel, self.target, red_zone);
+        let workload = if at_second {
+            workload.at_second()
+        } else {
+            workload
+        };
+        Ok(SetUp::producers(workload).with_red_zone(found))
     }
+}
+
+/// The USDT program attached at `offset` of this executable, as libbpf
+/// attaches it at a site: through a uprobe-multi link where the kernel has
+/// them (libbpf then loads it for one, and a perf-event uprobe is refused),
+/// a uprobe otherwise. No argument spec goes with it: bench's sites have no
+/// arguments.
+fn attach_at(
+    program: &libbpf_rs::ProgramMut<'_>,
+    pid: i32,
+    offset: usize,
+) -> std::result::Result<libbpf_rs::Link, libbpf_rs::Error> {
+    let exe = Path::new(SELF_EXE);
+    if bpf::uprobe_multi_links() {
+        let opts = UprobeMultiOpts {
+            offsets: vec![offset],
+            ..Default::default()
+        };
+        program.attach_uprobe_multi_with_opts(pid, exe, "", opts)
+    } else {
+        program.attach_uprobe_with_opts(pid, exe, offset, UprobeOpts::default())
+    }
+}
+
+/// Why the probe on usdt.h's 10-byte nop did not attach.
+fn nop10_attach_error(err: &libbpf_rs::Error) -> Error {
+    if bpf::errno(err) == Some(bpf::ENOTSUPP) {
+        return Error::unsupported(format!(
+            "this kernel has the uprobe syscall, so the site is probed at its 10-byte nop (as \
+             libbpf 1.8 does), and {}",
+            super::uprobe::nop10_refused().replacen("this kernel", "it", 1)
+        ));
+    }
+    bpf::attach_error("the USDT probe on the 10-byte nop", err)
 }
 
 /// Why the USDT probe did not attach. Without BPF cookies (before 5.15)

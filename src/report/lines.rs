@@ -166,6 +166,7 @@ impl Printer<'_> {
                 Piece::Iteration(width) => out.push_str(&format!("{:width$}", context.iteration)),
                 Piece::Late => out.push_str(&format!("{:7.3}", context.late_ns as f64 / 1e3)),
                 Piece::Bench => out.push_str(self.bench),
+                Piece::TextOf(option) => out.push_str(self.params.text(option)),
                 Piece::Num(agg, num) => out.push_str(&number(context.scope.value(agg), num)),
                 Piece::Scaled(agg, by, num) => {
                     let by = context.scope.value(by);

@@ -3,7 +3,7 @@
 //! channels, printed by [`super::lines`].
 
 use super::lines::{runner_block, Notes, Printer, Scope};
-use super::{latency, perf, sweep_tables};
+use super::{latency, perf, sweep_tables, text};
 
 use crate::benches::Benchmark;
 use crate::channels::{self, Channel};
@@ -12,6 +12,7 @@ use crate::figures::{FigureDecl, View};
 use crate::latency::{LatencyOverRuns, LatencyRecord};
 use crate::lines::{Fixed, Lines, PerfFormat, PerfPiece};
 use crate::probe_path::ProbePath;
+use crate::red_zone::RedZoneFound;
 use crate::results::RunRecord;
 use crate::runner::FixedRun;
 use crate::stats::{MeanSd, Sample};
@@ -63,9 +64,19 @@ impl Reporter {
         format!("Benchmark '{}' started.", self.bench)
     }
 
-    /// The line that says how the kernel handled the probe.
-    pub fn probe_path(&self, path: ProbePath) -> String {
-        format!("probe path: {} ({})", path.name(), path.evidence())
+    /// The line that says how the kernel handled the probe, and what its
+    /// path left of a leaf function's red zone.
+    pub fn probe_path(&self, path: ProbePath, red_zone: Option<&RedZoneFound>) -> String {
+        let mut line = format!("probe path: {} ({})", path.name(), path.evidence());
+        if let Some(found) = red_zone {
+            line += &format!(", {}", text::red_zone_words(found, path));
+        }
+        line
+    }
+
+    /// The warning when the red zone could not be checked.
+    pub fn red_zone_unknown(&self, why: &str) -> String {
+        format!("warning: cannot check the red zone: {why}")
     }
 
     /// The warning when the probe path cannot be found.

@@ -4,6 +4,8 @@
 use crate::config::Repetition;
 use crate::figures::FigureDecl;
 use crate::noise::{Noise, NoiseKind};
+use crate::probe_path::ProbePath;
+use crate::red_zone::RedZoneFound;
 use crate::results::{PrecisionRecord, SequentialRecord, StopReason};
 use crate::runner::StoppedAt;
 use crate::stats::{Change, RunStats, Sensitivity, Verdict};
@@ -24,6 +26,28 @@ pub fn trigger_line(used: &TriggerUsed) -> String {
             upstream.words
         ),
     }
+}
+
+/// `red zone intact` or `red zone clobbered (N bytes)`, and the site's path
+/// when it is not `path`, the benchmark's own (the check probes a site of
+/// the same instruction, which should take the same path).
+pub fn red_zone_words(found: &RedZoneFound, path: ProbePath) -> String {
+    let words = found.red_zone.words();
+    if found.path == path {
+        words
+    } else {
+        format!("{words} on the {} path", found.path.name())
+    }
+}
+
+/// `--probe`'s note for a probe benchmark: the path of its red zone check's
+/// site and what it left of the red zone.
+pub fn red_zone_note(found: &RedZoneFound) -> String {
+    format!(
+        "probe path: {}, {}",
+        found.path.name(),
+        found.red_zone.words()
+    )
 }
 
 /// The warning for more threads than CPUs.

@@ -55,6 +55,9 @@ pub struct SetUp {
     /// For a benchmark whose body runs from a trigger it chose at set-up
     /// (upstream's, or a fallback the kernel allows), which one.
     pub trigger: Option<TriggerUsed>,
+    /// For a probe benchmark, the red zone on its probe's path, checked at
+    /// set-up (what `--probe` says of it).
+    pub red_zone: Option<crate::red_zone::RedZoneFound>,
 }
 
 /// The two kinds of run a set-up prepares.
@@ -71,7 +74,13 @@ impl SetUp {
         SetUp {
             run: Prepared::Producers(Box::new(workload)),
             trigger: None,
+            red_zone: None,
         }
+    }
+
+    /// The same set-up, with the red zone its probe's path was found to leave.
+    pub fn with_red_zone(self, red_zone: Option<crate::red_zone::RedZoneFound>) -> SetUp {
+        SetUp { red_zone, ..self }
     }
 
     /// The same set-up, its body run from `trigger`.
@@ -89,12 +98,28 @@ impl SetUp {
 pub struct Facts {
     /// For a probe benchmark, how the kernel handles its probe.
     pub probe_path: Option<Result<crate::probe_path::ProbePath>>,
+    /// For a probe benchmark, the red zone on its probe's path.
+    pub red_zone: Option<Result<crate::red_zone::RedZoneFound>>,
     /// For a benchmark whose consumers attach and detach probes while the
     /// producers hit (attach churn): the churning threads and the cycles
     /// they finished (the run keeps those of its measured seconds).
     pub churn: Option<(usize, Vec<cycles::ChurnCycle>)>,
     /// The values of its [`Kind::Final`](crate::channels::Kind) channels.
     pub finals: Vec<Final>,
+}
+
+/// A probe's path as found, and the red zone on it.
+pub type Probed = (
+    Result<crate::probe_path::ProbePath>,
+    Option<Result<crate::red_zone::RedZoneFound>>,
+);
+
+impl Facts {
+    /// The probe path and the red zone on it, taken out together.
+    pub fn take_probed(&mut self) -> Option<Probed> {
+        let path = self.probe_path.take()?;
+        Some((path, self.red_zone.take()))
+    }
 }
 
 /// A benchmark after set-up: the bodies its threads run and the channels it reads.

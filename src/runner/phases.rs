@@ -126,7 +126,7 @@ pub fn run(
     observers: &mut Observers<'_, '_>,
 ) -> Result<Ran> {
     announce(observers, |o| o.setting_up());
-    let SetUp { run, trigger } = setup()?;
+    let SetUp { run, trigger, .. } = setup()?;
     let Prepared::Producers(workload) = run else {
         return Err(Error::setup(
             "the benchmark set up attach cycles, not producers",

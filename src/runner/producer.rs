@@ -5,8 +5,8 @@
 //! once per producer ([`ProducerCtx::run`]).
 
 use std::cell::Cell;
-use std::hint::black_box;
 use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
 
 use super::hooks::{Alternating, OpHook, OpTiming, Plain, Spun, Timed};
 use super::inject::{Blocks, Spin};
@@ -14,10 +14,48 @@ use super::shared::{OpCounter, Shared};
 use super::ticks::{ClockKind, MonotonicSource, TscSource};
 use crate::error::Result;
 
-/// Calls [`ProducerCtx::run`] makes between looks at the stop flag: 64 calls
-/// of the slowest operation it drives (a single-stepped uprobe, ~15 us) stop
-/// within a millisecond.
+/// The calls of [`ProducerCtx::run`]'s first burst, before a burst's time is
+/// known.
 pub const BURST: u64 = 64;
+/// How long a burst of [`ProducerCtx::run`]'s calls is sized to last: long
+/// enough that a burst's end (a look at the stop flag, a store, a clock read,
+/// ~15 ns) disappears even behind a 2 ns call (0.002 %), short enough that
+/// a stop is seen within a few milliseconds and each second's count is off
+/// by a millisecond's calls at most.
+const BURST_NS: u64 = 1_000_000;
+/// The longest burst: 2^26 calls of a 2 ns call are 130 ms, a bound should
+/// a clock stall make a burst look shorter than it was.
+const MAX_BURST: u64 = 1 << 26;
+
+/// Sizes [`ProducerCtx::run`]'s bursts by time: a burst twice as long as the
+/// last when that one took under half of [`BURST_NS`], half as long when it
+/// took over twice that.
+struct BurstSizer {
+    calls: u64,
+    started: Instant,
+}
+
+impl BurstSizer {
+    fn new(first: u64) -> BurstSizer {
+        BurstSizer {
+            calls: first,
+            started: Instant::now(),
+        }
+    }
+
+    /// The next burst's calls, from the time since the last call of this.
+    fn next(&mut self) -> u64 {
+        let now = Instant::now();
+        let ns = u64::try_from(now.duration_since(self.started).as_nanos()).unwrap_or(u64::MAX);
+        self.started = now;
+        if ns < BURST_NS / 2 && self.calls < MAX_BURST {
+            self.calls *= 2;
+        } else if ns > BURST_NS * 2 && self.calls > 1 {
+            self.calls /= 2;
+        }
+        self.calls
+    }
+}
 
 /// What a producer thread gets: its id, its counter, and when to stop.
 ///
@@ -57,9 +95,10 @@ impl<'a> ProducerCtx<'a> {
 
 impl ProducerCtx<'_> {
     /// Runs `op` until told to stop (or `quota` times), counting one
-    /// operation per call. Calls go in bursts of [`BURST`] between looks at
-    /// the stop flag and updates of the counter, so that the harness adds next
-    /// to nothing to even the cheapest operation.
+    /// operation per call. Calls go in bursts of about a millisecond
+    /// ([`BurstSizer`]) between looks at the stop flag and updates of the
+    /// counter, so that the harness adds nothing measurable to even the
+    /// cheapest operation.
     #[inline(always)]
     pub fn run(&self, mut op: impl FnMut()) {
         // Infallible: the operation returns nothing to fail with.
@@ -126,10 +165,12 @@ impl ProducerCtx<'_> {
         result
     }
 
-    /// The producer loop: from the start line, bursts of `burst` calls of
-    /// `op` through `hook` (or as many as the hook asks), until the stop or
-    /// the quota; the counter updated after each burst, the calls made
-    /// stored at the end, and the run told this producer is done.
+    /// The producer loop: from the start line, bursts of calls of `op`
+    /// through `hook` (or as many as the hook asks), until the stop or the
+    /// quota; the counter updated after each burst, the calls made stored at
+    /// the end, and the run told this producer is done. A `burst` of one
+    /// stays one (each call may be slow); a longer one is the first burst's,
+    /// the next ones sized by time.
     #[inline(always)]
     pub(super) fn drive(
         &self,
@@ -138,14 +179,14 @@ impl ProducerCtx<'_> {
         mut op: impl FnMut() -> Result<u64>,
     ) -> Result<()> {
         self.start();
-        let (calls, result) = match self.quota {
-            None => {
-                // An opaque trip count keeps a burst a loop: 64 unrolled
-                // back-to-back calls run measurably slower than a loop of one.
-                let burst = if burst > 1 { black_box(burst) } else { burst };
-                self.bursts(hook, &mut op, None, |_| burst)
-            }
-            Some(quota) => self.bursts(hook, &mut op, Some(quota), |room| burst.min(room)),
+        // The burst is a value the compiler cannot see, which keeps it a
+        // loop: 64 unrolled back-to-back calls run measurably slower than a
+        // loop of one.
+        let (calls, result) = if burst > 1 {
+            let mut sizer = BurstSizer::new(burst);
+            self.bursts(hook, &mut op, self.quota, |room| sizer.next().min(room))
+        } else {
+            self.bursts(hook, &mut op, self.quota, |room| burst.min(room))
         };
         self.counter.calls.store(calls, Relaxed);
         self.finish();
@@ -160,7 +201,7 @@ impl ProducerCtx<'_> {
         hook: &mut impl OpHook,
         op: &mut impl FnMut() -> Result<u64>,
         quota: Option<u64>,
-        standard: impl Fn(u64) -> u64,
+        mut standard: impl FnMut(u64) -> u64,
     ) -> (u64, Result<()>) {
         let stop = &self.shared.stop;
         let (mut calls, mut done) = (0u64, 0u64);

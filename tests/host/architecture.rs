@@ -354,6 +354,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "perf_event",
             "targets",
             "probe_path",
+            "red_zone",
             "trigger_path",
             "kernel",
             "attach::facts",

@@ -34,6 +34,7 @@ mod parity;
 mod perf_family;
 mod phases;
 mod profile;
+mod red_zone;
 mod rename;
 mod results;
 mod ringbuf;
