@@ -256,13 +256,22 @@ pub fn assert_one_clear_line(out: &Output, code: i32, needle: &str) {
 
 /// Names of the tool's BPF programs that are loaded at this moment.
 pub fn loaded_programs() -> Vec<String> {
-    const OURS: [&str; 6] = [
-        "count_", "drive_", "empty_k", "empty_f", "usleep_", "profile_",
-    ];
     libbpf_rs::query::ProgInfoIter::default()
         .map(|p| p.name.to_string_lossy().into_owned())
-        .filter(|name| OURS.iter().any(|prefix| name.starts_with(prefix)))
+        .filter(|name| is_ours(name))
         .collect()
+}
+
+/// The prefixes of bench's program names, by which the leak checks know them.
+pub const PROGRAM_PREFIXES: [&str; 6] = [
+    "count_", "drive_", "empty_k", "empty_f", "usleep_", "profile_",
+];
+
+/// Whether a program of this name is bench's.
+pub fn is_ours(name: &str) -> bool {
+    PROGRAM_PREFIXES
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
 }
 
 /// Asserts that no program of bench's is still loaded.

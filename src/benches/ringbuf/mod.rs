@@ -354,9 +354,9 @@ impl Benchmark for BufBench {
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.drops[..]))? };
         // Attached last: nothing is emitted before every buffer is in place.
         let prog = if self.kind.is_ringbuf() {
-            &skel.progs.rb_produce
+            &skel.progs.count_rb_produce
         } else {
-            &skel.progs.pb_produce
+            &skel.progs.count_pb_produce
         };
         let link = prog
             .attach()
@@ -392,9 +392,9 @@ impl BufBench {
         rodata.nr_rings = consumers as u32;
         rodata.tgid = std::process::id();
         if self.kind.is_ringbuf() {
-            open.progs.rb_produce.set_autoload(true);
+            open.progs.count_rb_produce.set_autoload(true);
         } else {
-            open.progs.pb_produce.set_autoload(true);
+            open.progs.count_pb_produce.set_autoload(true);
         }
         let skel = open
             .load()
