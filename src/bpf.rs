@@ -24,10 +24,21 @@ pub mod skel {
 }
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
+/// Where libbpf's log goes with `-v`: the report's, set by `main`.
+static LOG_SINK: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
 fn libbpf_log(_level: PrintLevel, msg: String) {
     if VERBOSE.load(Relaxed) {
-        eprint!("{msg}");
+        if let Some(sink) = LOG_SINK.get() {
+            sink(&msg);
+        }
     }
+}
+
+/// Sets where libbpf's log is written with `-v` (once; later calls change
+/// nothing).
+pub fn log_to(sink: fn(&str)) {
+    let _ = LOG_SINK.set(sink);
 }
 
 /// Routes libbpf's log: everything to stderr with `verbose`, nothing otherwise.

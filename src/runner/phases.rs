@@ -16,7 +16,7 @@ use super::affinity::Placement;
 use super::{run_fixed, run_timed, unwrap_injected, FixedRun, OpTiming, Workload};
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::stats::Sample;
 
@@ -44,7 +44,8 @@ pub enum RunMeasurement {
     /// request cut the run short.
     Timed(Vec<Sample>),
     Fixed(FixedRun),
-    /// An interrupt arrived during set-up: the threads never started.
+    /// An interrupt arrived during set-up (or stopped it: its
+    /// `Error::Interrupted`): the threads never started.
     NotStarted,
 }
 
@@ -113,7 +114,13 @@ pub fn run(
     observers: &mut Observers<'_, '_>,
 ) -> Result<RunMeasurement> {
     announce(observers, |o| o.setting_up());
-    let workload = setup()?;
+    let workload = match setup() {
+        Ok(workload) => workload,
+        // A set-up a signal stopped (`interrupt::check`) dropped what it
+        // made: there is nothing to run or tear down.
+        Err(Error::Interrupted { .. }) => return Ok(RunMeasurement::NotStarted),
+        Err(err) => return Err(err),
+    };
     // Observers ask the benchmark's own workload, not a wrapper.
     let (asked, _) = unwrap_injected(workload.as_ref());
     announce(observers, |o| o.set_up(asked));

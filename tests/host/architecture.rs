@@ -510,3 +510,28 @@ fn every_bpf_program_is_named_for_the_leak_checks() {
         unseen.join(", ")
     );
 }
+
+/// Every line bench writes is built and written in `report/`: elsewhere no
+/// `print!`, `println!`, `eprint!` or `eprintln!` (a comment may name them).
+#[test]
+fn nothing_outside_report_prints() {
+    let printers = ["print!(", "println!(", "eprint!(", "eprintln!("];
+    let mut found = Vec::new();
+    for (module, path) in modules() {
+        if module.first().is_some_and(|first| first == "report") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).expect("a source file is readable");
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if printers.iter().any(|p| code.contains(p)) {
+                found.push(format!("{}:{}", path.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "printing outside src/report/: {}",
+        found.join(", ")
+    );
+}
