@@ -23,6 +23,7 @@ mod hashmap;
 mod helpers;
 mod htab_mem;
 mod latency;
+mod limits;
 mod local_storage;
 mod local_storage_create;
 mod lpm;
