@@ -104,3 +104,25 @@ fn long_set_ups_stop_at_ctrl_c() {
     }
     assert_nothing_left();
 }
+
+/// Threads past what the kernel lets bench start (here a pids cgroup of 100
+/// tasks, so that 4c30c63, which tried them, could not take the machine's
+/// pids) are refused up front, naming the limit.
+#[test]
+fn threads_past_the_kernels_room_are_refused() {
+    let _lock = probe_lock();
+    for (line, needle) in [
+        (
+            "-q -r 1 -t 200 breakpoint-thread",
+            "breakpoint-thread with --threads 200 and -p 1 starts 200 threads at once",
+        ),
+        (
+            "-q -r 1 --passive 100 --active 10 breakpoint-enable",
+            "breakpoint-enable with --passive 100 and --active 10 starts 110 threads at once",
+        ),
+    ] {
+        let out = in_pids_cgroup(100, line);
+        assert_one_clear_line(&out, USAGE, needle);
+        assert_has(&out.stderr, "(its pids cgroup's pids.max is 100 and ");
+    }
+}

@@ -118,32 +118,6 @@ fn every_owner_gets_one_storage_and_the_lines_are_upstreams() {
     assert_nothing_left();
 }
 
-/// Runs bench on `line` in a pids cgroup of its own (cgroup v1's pids
-/// hierarchy, or v2) that holds at most `max` tasks, so that a batch of
-/// threads past it cannot take the machine's pids.
-fn in_pids_cgroup(max: u64, line: &str) -> Output {
-    use std::os::unix::process::CommandExt;
-    let v1 = std::path::Path::new("/sys/fs/cgroup/pids");
-    let root = if v1.is_dir() {
-        v1
-    } else {
-        std::path::Path::new("/sys/fs/cgroup")
-    };
-    let dir = root.join(format!("bench-test-{}", std::process::id()));
-    fs::create_dir_all(&dir).expect("a pids cgroup can be made (run as root)");
-    fs::write(dir.join("pids.max"), max.to_string()).expect("pids.max is writable");
-    let procs = dir.join("cgroup.procs");
-    let mut cmd = Command::new(bench_bin());
-    cmd.args(words(line));
-    // SAFETY: the child only writes its pid to a file before it execs.
-    unsafe {
-        cmd.pre_exec(move || fs::write(&procs, std::process::id().to_string()));
-    }
-    let out = run_cmd(cmd);
-    let _ = fs::remove_dir(&dir);
-    out
-}
-
 /// A batch of more threads than the kernel lets bench start is refused up
 /// front, naming the limit (4c30c63 printed a rate over the thread
 /// creations that failed, exit 0); a batch within it runs.
