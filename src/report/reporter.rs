@@ -252,11 +252,13 @@ impl Reporter {
     }
 
     /// The kernel runner's per-CPU lines of a benchmark timed inside BPF
-    /// (`Metric::PerCpu`), from the figures its run kept: printed before its
+    /// (`Metric::PerCpu`), and sockmap's note of the bytes left unread,
+    /// from the figures its run kept: printed before its
     /// summary (a fixed run's, after its block); none for other benchmarks.
     pub fn per_cpu(&self, kept: &BTreeMap<String, f64>) -> Vec<String> {
         match self.metric {
             Metric::PerCpu(kind) => per_cpu::lines(kind, kept),
+            Metric::Sockmap => sockmap::unread_lines(kept),
             _ => Vec::new(),
         }
     }

@@ -287,6 +287,21 @@ impl Benchmark for Sockmap {
                  mode",
             ));
         }
+        let strp = config.params.number(&RX_STRP);
+        if let (Some(files), true) = (config.repeat, strp != 0) {
+            // A parser passes whole messages only: a stream that does not end
+            // on one keeps its last bytes from the reader for good.
+            let bytes = files * FILE_SIZE as u64;
+            if !bytes.is_multiple_of(strp) {
+                let files_per_cut = strp / gcd(strp, FILE_SIZE as u64);
+                return Err(Error::usage(format!(
+                    "--rx-strp {strp} passes whole {strp}-byte messages only, and -r {files} sends \
+                     {bytes} bytes, whose last {} the parser would hold back for good: give -r a \
+                     multiple of {files_per_cut}, or an --rx-strp that divides {FILE_SIZE}",
+                    bytes % strp
+                )));
+            }
+        }
         if config.params.number(&PRODUCER_DURATION) != 0 && config.repeat.is_some() {
             return Err(Error::usage(
                 "--producer-duration stops the producer on time, which a fixed-work run (-r) \
@@ -323,6 +338,13 @@ impl Benchmark for Sockmap {
             config.params.number(&PRODUCER_DURATION),
             config.repeat.is_some(),
         )?))
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    match b {
+        0 => a,
+        _ => gcd(b, a % b),
     }
 }
 

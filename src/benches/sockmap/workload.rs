@@ -14,6 +14,7 @@ use super::{
 use crate::bpf::skel::sockmap::SockmapSkel;
 use crate::bpf::Owned;
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::runner::{ConsumerCtx, Counts, ProducerCtx, Workload};
 
 /// How long the consumer of a fixed-work run waits, once the producer is
@@ -52,6 +53,7 @@ pub(super) struct SockmapWorkload {
     producer_duration: Option<u64>,
     counts: [Counter; 4],
     producer_done: AtomicBool,
+    producer_failed: AtomicBool,
     /// A fixed-work run: the consumer reads what was sent to the last byte.
     drain: bool,
     measured_from: Mutex<Option<Mark>>,
@@ -79,6 +81,7 @@ impl SockmapWorkload {
             producer_duration: (producer_duration > 0).then_some(producer_duration),
             counts: Default::default(),
             producer_done: AtomicBool::new(false),
+            producer_failed: AtomicBool::new(false),
             drain,
             measured_from: Mutex::new(None),
             measured: Mutex::new(None),
@@ -213,6 +216,7 @@ impl Workload for SockmapWorkload {
             self.send_file(ctx)?;
             Ok(1)
         });
+        self.producer_failed.store(result.is_err(), Relaxed);
         self.producer_done.store(true, Relaxed);
         result
     }
@@ -224,7 +228,14 @@ impl Workload for SockmapWorkload {
         }
         let start = Instant::now();
         while start.elapsed() < self.delay_consumer {
-            if ctx.should_stop() {
+            // A fixed-work run reads all it sent, however late it starts:
+            // the producer's end does not cut the delay short; Ctrl-C and a
+            // failure do.
+            let over = match self.drain {
+                true => interrupt::received().is_some() || self.producer_failed.load(Relaxed),
+                false => ctx.should_stop(),
+            };
+            if over {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(20));
