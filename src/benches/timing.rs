@@ -217,8 +217,10 @@ impl BpfNop {
                 (skel, used)
             }
             // The verifier rejects an instruction it does not know with
-            // EINVAL; any other refusal is not about the loop.
-            Err(err) if bpf::errno(&err) == Some(libc::EINVAL) => {
+            // EINVAL; any other refusal is not about the loop, but on a
+            // kernel without bpf_loop (before 5.17, which also lacks the
+            // syscall program type: 5.10 answers E2BIG) that lack says why.
+            Err(err) if bpf::errno(&err) == Some(libc::EINVAL) || lacks_bpf_loop() => {
                 super::helper_trigger::lacking(&[super::helpers::BPF_LOOP])?;
                 let skel = load_program(BPF_LOOP_PROGRAM)
                     .map_err(|e| bpf::load_error("the bpf-nop program", &e))?;
@@ -233,6 +235,11 @@ impl BpfNop {
         };
         NopWorkload::new(skel, used, config.params.number(&BATCH_ITERS))
     }
+}
+
+/// Whether the kernel's BTF says it has no bpf_loop helper.
+fn lacks_bpf_loop() -> bool {
+    super::helper_trigger::lacking(&[super::helpers::BPF_LOOP]).is_err()
 }
 
 /// The object loaded with `program` alone on.

@@ -126,3 +126,31 @@ fn threads_past_the_kernels_room_are_refused() {
         assert_has(&out.stderr, "(its pids cgroup's pids.max is 100 and ");
     }
 }
+
+/// A map the kernel will not create is blamed on the map, with the exit
+/// code of what it is: a size past the kernel's limits is the options' (2),
+/// a flag it does not know unsupported (4). 4c30c63 blamed the program it
+/// was loading: "cannot load count_lookup_fentry: Argument list too long",
+/// exit 5, and "the kernel rejected drive_lookup (EINVAL)".
+#[test]
+fn a_map_the_kernel_will_not_create_is_blamed_on_the_map() {
+    let _lock = probe_lock();
+    // 2^28 buckets of 16 bytes: past the kernel's u32 of bucket bytes.
+    let out = bench("-q -r 1 --max_entries 268435456 --map_flags 1 bpf-hashmap-lookup");
+    if !out.stderr.contains("would allocate about") {
+        assert_one_clear_line(
+            &out,
+            USAGE,
+            "the kernel would not create the map 'lookup_map' (E2BIG): its size, from the \
+             benchmark's options, is more than the kernel gives",
+        );
+    }
+    let out = bench("-q -r 1 --map_flags 0x80000000 bpf-hashmap-lookup");
+    assert_one_clear_line(
+        &out,
+        4,
+        "unsupported: bpf-hashmap-lookup: the kernel refused to create the map 'lookup_map' \
+         (EINVAL)",
+    );
+    assert_nothing_left();
+}
