@@ -31,6 +31,8 @@ const SEED_BATCH: u64 = 100;
 /// The rows and columns of `bpf/timing.bpf.c`'s samples.
 const TIMING_CPUS: usize = 128;
 const TIMING_SAMPLES: usize = 4096;
+/// The batches a CPU times while measuring: the first TIMING_SAMPLES.
+pub const TIMED_PER_CPU: usize = TIMING_SAMPLES;
 
 pub const BATCH_ITERS: NumberOption = NumberOption {
     long: "batch-iters",
@@ -50,6 +52,10 @@ pub const MACHINE_READABLE: FlagOption = FlagOption {
 
 /// What the run keeps (`Workload::figures`), by name.
 pub const KEPT_SAMPLES: &str = "samples";
+/// The batches timed (the first TIMING_SAMPLES a CPU, before the outliers'
+/// cut) and the batches run, over the measured seconds.
+pub const KEPT_TIMED: &str = "batches timed";
+pub const KEPT_BATCHES: &str = "batches run";
 pub const KEPT_MEDIAN: &str = "median";
 pub const KEPT_STDDEV: &str = "stddev";
 pub const KEPT_CV: &str = "cv";
@@ -261,6 +267,8 @@ fn load_program(
 struct NopWorkload {
     area: Area,
     hits: HitCounters,
+    /// The hits (passes) when the measured seconds began and ended.
+    measured: [AtomicU64; 2],
     batch: u64,
     used: TriggerUsed,
     skel: bpf::Owned<TimingSkel<'static>>,
@@ -290,6 +298,7 @@ impl NopWorkload {
         Ok(NopWorkload {
             area,
             hits,
+            measured: Default::default(),
             batch,
             used,
             skel,
@@ -378,6 +387,7 @@ impl Workload for NopWorkload {
             self.area.reset();
         }
         self.area.set_enabled(on);
+        self.measured[usize::from(!on)].store(self.hits.total(), Relaxed);
     }
 
     fn figures(&self) -> Vec<(&'static str, f64)> {
@@ -387,10 +397,15 @@ impl Workload for NopWorkload {
             .into_iter()
             .map(|ns| ns as f64 / self.batch as f64)
             .collect();
+        let [from, to] = [0, 1].map(|i| self.measured[i].load(Relaxed));
+        let batches = (to.saturating_sub(from) / self.batch.max(1)) as f64;
+        let counted = [(KEPT_TIMED, per_call.len() as f64), (KEPT_BATCHES, batches)];
         let Some(s) = TimingStats::of(&per_call) else {
             return vec![(KEPT_SAMPLES, 0.0)];
         };
         vec![
+            counted[0],
+            counted[1],
             (KEPT_SAMPLES, s.samples as f64),
             (KEPT_MEDIAN, s.median),
             (KEPT_STDDEV, s.stddev),

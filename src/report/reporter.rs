@@ -245,8 +245,9 @@ impl Reporter {
                 get(timing::KEPT_MAX)
             ),
             (_, false) => format!(
-                "{}: median {median:.2} ns/op, stddev {stddev:.2}, p99 {p99:.2} ({samples} samples)",
-                self.bench
+                "{}: median {median:.2} ns/op, stddev {stddev:.2}, p99 {p99:.2} ({samples} samples{})",
+                self.bench,
+                batches_used(kept)
             ),
         })
     }
@@ -391,6 +392,24 @@ fn fill(
             Piece::Param(option) => config.params.number(option).to_string(),
         })
         .collect()
+}
+
+/// Which of bpf-nop's batches its timing line's samples are: `: every
+/// batch run, less outliers`, or of how many run, where a CPU's slots
+/// (`timing::TIMED_PER_CPU`) filled before the run ended.
+fn batches_used(kept: &BTreeMap<String, f64>) -> String {
+    let (Some(&timed), Some(&run)) = (kept.get(timing::KEPT_TIMED), kept.get(timing::KEPT_BATCHES))
+    else {
+        return String::new();
+    };
+    match timed >= run {
+        true => ": every batch run, less outliers".to_string(),
+        false => format!(
+            ": the {timed:.0} batches timed of {run:.0} run (a CPU times its first {}), less \
+             outliers",
+            timing::TIMED_PER_CPU
+        ),
+    }
 }
 
 #[cfg(test)]
