@@ -454,27 +454,41 @@ extern "C" fn return_at_once(_: *mut libc::c_void) -> *mut libc::c_void {
 }
 
 impl CreateWorkload {
+    /// Runs `create(i)` for each owner of a batch until the run stops, which
+    /// it asks every 256 owners: a batch of tens of thousands takes seconds
+    /// (83 us a thread here), and Ctrl-C must not wait for it. How many it
+    /// ran: the whole batch but at a stop.
+    fn until_stopped(&self, ctx: &ProducerCtx<'_>, mut create: impl FnMut(usize)) -> usize {
+        for i in 0..self.batch {
+            if i % 256 == 255 && ctx.should_stop() {
+                return i;
+            }
+            create(i);
+        }
+        self.batch
+    }
+
     /// A batch of sockets, created and then closed.
     fn sockets(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
         let mut fds = vec![-1; self.batch];
         ctx.try_run(|| {
             let mut first = None;
-            for fd in fds.iter_mut() {
+            let made = self.until_stopped(ctx, |i| {
                 // SAFETY: creates a socket of our own, closed below.
-                *fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) };
-                if *fd == -1 {
+                fds[i] = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) };
+                if fds[i] == -1 {
                     self.owner_errors.fetch_add(1, Relaxed);
                     first.get_or_insert_with(std::io::Error::last_os_error);
                 }
-            }
-            for &fd in fds.iter().filter(|&&fd| fd != -1) {
+            });
+            for &fd in fds[..made].iter().filter(|&&fd| fd != -1) {
                 // SAFETY: closes a socket this loop created.
                 unsafe { libc::close(fd) };
             }
             match first {
-                None => Ok(self.batch as u64),
+                None => Ok(made as u64),
                 Some(err) => {
-                    let failed = fds.iter().filter(|&&fd| fd == -1).count();
+                    let failed = fds[..made].iter().filter(|&&fd| fd == -1).count();
                     Err(failed_owners("socket()", failed, self.batch, err))
                 }
             }
@@ -488,27 +502,28 @@ impl CreateWorkload {
         let mut threads: Vec<libc::pthread_t> = vec![unsafe { std::mem::zeroed() }; self.batch];
         let mut results = vec![0; self.batch];
         ctx.try_run(|| {
-            for (thread, result) in threads.iter_mut().zip(results.iter_mut()) {
+            let made = self.until_stopped(ctx, |i| {
                 // SAFETY: the thread runs a function that touches nothing,
                 // and is joined below.
-                *result = unsafe {
+                results[i] = unsafe {
                     libc::pthread_create(
-                        thread,
+                        &mut threads[i],
                         std::ptr::null(),
                         return_at_once,
                         std::ptr::null_mut(),
                     )
                 };
-                if *result != 0 {
+                if results[i] != 0 {
                     self.owner_errors.fetch_add(1, Relaxed);
                 }
-            }
-            for (&thread, _) in threads.iter().zip(&results).filter(|(_, &r)| r == 0) {
+            });
+            let (threads, results) = (&threads[..made], &results[..made]);
+            for (&thread, _) in threads.iter().zip(results).filter(|(_, &r)| r == 0) {
                 // SAFETY: joins a thread created above, once.
                 unsafe { libc::pthread_join(thread, std::ptr::null_mut()) };
             }
             match results.iter().find(|&&r| r != 0) {
-                None => Ok(self.batch as u64),
+                None => Ok(made as u64),
                 Some(&code) => {
                     let failed = results.iter().filter(|&&r| r != 0).count();
                     let err = std::io::Error::from_raw_os_error(code);

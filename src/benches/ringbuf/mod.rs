@@ -449,6 +449,9 @@ pub(crate) fn create_rings(array: &dyn MapCore, count: usize, size: u64) -> Resu
     };
     (0..count)
         .map(|i| {
+            // A ring of a GiB takes a tenth of a second: a signal stops
+            // between them.
+            crate::interrupt::check("creating the ring buffers")?;
             let ring = MapHandle::create(MapType::RingBuf, Some("bench_ring"), 0, 0, size, &opts)
                 .map_err(|e| bpf::load_error("a ring buffer map", &e))?;
             let fd = ring.as_fd().as_raw_fd() as u32;
