@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Ring buffer and perf buffer family. Every getpgid() of the benchmark's own
- * process emits batch_cnt 8-byte records, into a BPF ring buffer (rb_produce)
- * or the perf buffer (pb_produce); consumer threads in user space drain them.
+ * process emits batch_cnt 8-byte records, into a BPF ring buffer
+ * (count_rb_produce) or the perf buffer (count_pb_produce); consumer threads
+ * in user space drain them. The programs' names start with count_, as every
+ * program of bench's does, so that the tests' leak checks see them.
  *
  * The trigger is the syscalls:sys_enter_getpgid tracepoint, filtered by
  * process: fentry on the syscall (what the kernel's selftests use) is refused
@@ -44,7 +46,7 @@ const volatile __u32 use_output = 0;
 const volatile __u64 wakeup_data_size = 0;
 const volatile __u32 nr_rings = 1;
 const volatile __u32 tgid = 0;
-/* For rawtp_sys_enter only. */
+/* For count_rawtp_sys_enter only. */
 const volatile __u64 syscall_nr = 0;
 
 __u64 sample_val = 42;
@@ -73,7 +75,7 @@ static __always_inline __u64 wakeup_flags(void *ring)
 }
 
 SEC("?tp/syscalls/sys_enter_getpgid")
-int rb_produce(void *ctx)
+int count_rb_produce(void *ctx)
 {
 	__u32 idx;
 	void *ring;
@@ -110,7 +112,7 @@ int rb_produce(void *ctx)
 }
 
 SEC("?tp/syscalls/sys_enter_getpgid")
-int pb_produce(void *ctx)
+int count_pb_produce(void *ctx)
 {
 	if (!ours())
 		return 0;
@@ -127,7 +129,7 @@ int pb_produce(void *ctx)
  * each costs the machine's other system calls.
  */
 SEC("?raw_tp/sys_enter")
-int rawtp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+int count_rawtp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
 	if (ctx->args[1] != syscall_nr || !ours())
 		return 0;

@@ -87,7 +87,7 @@ fn open_object(
         .map_err(|e| e.to_string())?;
     let rodata = open.maps.rodata_data.as_deref_mut().ok_or("no .rodata")?;
     rodata.tgid = std::process::id();
-    open.progs.rb_produce.set_autoload(true);
+    open.progs.count_rb_produce.set_autoload(true);
     Ok(open)
 }
 
@@ -126,7 +126,11 @@ fn run(b2b: bool, secs: u64, warmup: u64, batch: u32) -> Result<f64, String> {
         })
         .map_err(|e| e.to_string())?;
     let rb = builder.build().map_err(|e| e.to_string())?;
-    let _link = skel.progs.rb_produce.attach().map_err(|e| e.to_string())?;
+    let _link = skel
+        .progs
+        .count_rb_produce
+        .attach()
+        .map_err(|e| e.to_string())?;
 
     pin(0)?;
     let stop = AtomicBool::new(false);
@@ -193,19 +197,23 @@ fn filter_cost(rounds: usize) -> Result<(f64, f64, f64), String> {
     let mut open = open_object(&mut object)?;
     let rodata = open.maps.rodata_data.as_deref_mut().ok_or("no .rodata")?;
     rodata.syscall_nr = libc::SYS_getpgid as u64;
-    open.progs.rawtp_sys_enter.set_autoload(true);
+    open.progs.count_rawtp_sys_enter.set_autoload(true);
     let skel = open.load().map_err(|e| e.to_string())?;
     pin(0)?;
     let (mut none, mut tp, mut rawtp) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds.max(1) {
         let base = getppid_ns();
         none.push(base);
-        let link = skel.progs.rb_produce.attach().map_err(|e| e.to_string())?;
+        let link = skel
+            .progs
+            .count_rb_produce
+            .attach()
+            .map_err(|e| e.to_string())?;
         tp.push(getppid_ns() - base);
         drop(link);
         let link = skel
             .progs
-            .rawtp_sys_enter
+            .count_rawtp_sys_enter
             .attach()
             .map_err(|e| e.to_string())?;
         rawtp.push(getppid_ns() - base);

@@ -23,10 +23,41 @@ pub mod skel {
 }
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
+/// Where libbpf's log goes with `-v`: the report's, set by `main`.
+static LOG_SINK: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+thread_local! {
+    /// The last map libbpf failed to create on this thread, and why
+    /// (`lookup_map`, `-E2BIG`): a load that fails there failed for the map,
+    /// not for a program. Cleared when an object is opened.
+    static MAP_FAILURE: std::cell::RefCell<Option<(String, String)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `map 'NAME': failed to create: -ERR`, libbpf's line for a map the kernel
+/// would not create: the map and the error.
+fn map_failure(msg: &str) -> Option<(String, String)> {
+    let rest = &msg[msg.find("map '")? + "map '".len()..];
+    let (name, rest) = rest.split_once('\'')?;
+    let why = rest.strip_prefix(": failed to create: ")?;
+    Some((name.to_string(), why.trim().to_string()))
+}
+
 fn libbpf_log(_level: PrintLevel, msg: String) {
-    if VERBOSE.load(Relaxed) {
-        eprint!("{msg}");
+    if let Some(failure) = map_failure(&msg) {
+        MAP_FAILURE.with(|last| *last.borrow_mut() = Some(failure));
     }
+    if VERBOSE.load(Relaxed) {
+        if let Some(sink) = LOG_SINK.get() {
+            sink(&msg);
+        }
+    }
+}
+
+/// Sets where libbpf's log is written with `-v` (once; later calls change
+/// nothing).
+pub fn log_to(sink: fn(&str)) {
+    let _ = LOG_SINK.set(sink);
 }
 
 /// Routes libbpf's log: everything to stderr with `verbose`, nothing otherwise.
@@ -226,6 +257,7 @@ fn errno_name(errno: i32) -> String {
         libc::EINVAL => "EINVAL",
         libc::ENODEV => "ENODEV",
         libc::ENOSPC => "ENOSPC",
+        libc::ENOMEM => "ENOMEM",
         libc::ENOSYS => "ENOSYS",
         libc::EOPNOTSUPP => "EOPNOTSUPP",
         libc::EBUSY => "EBUSY",
@@ -241,6 +273,9 @@ fn errno_name(errno: i32) -> String {
 /// kernel that refuses the program type is "unsupported"; anything else is a
 /// set-up error.
 pub fn load_error(what: &str, err: &libbpf_rs::Error) -> Error {
+    if let Some((map, why)) = MAP_FAILURE.with(|last| last.borrow_mut().take()) {
+        return map_error(&map, &why, err);
+    }
     match errno(err) {
         // Without every capability, a refusal is most likely for want of one.
         Some(code @ (libc::EPERM | libc::EACCES)) if !fully_privileged() => {
@@ -258,6 +293,31 @@ pub fn load_error(what: &str, err: &libbpf_rs::Error) -> Error {
             errno_name(code)
         )),
         _ => Error::setup(format!("cannot load {what}: {}", describe(err))),
+    }
+}
+
+/// A load that failed because the kernel would not create `map`: sizes it
+/// will not allocate (ENOMEM, E2BIG) are the options' (exit 2); a map or
+/// flag it does not know, unsupported; the rest, set-up errors.
+fn map_error(map: &str, why: &str, err: &libbpf_rs::Error) -> Error {
+    let code = errno(err);
+    let said = code.map_or_else(|| why.to_string(), errno_name);
+    match code {
+        Some(libc::ENOMEM | libc::E2BIG) => Error::usage(format!(
+            "the kernel would not create the map '{map}' ({said}): its size, from the \
+             benchmark's options, is more than the kernel gives; give smaller ones"
+        )),
+        Some(libc::EPERM | libc::EACCES) if !fully_privileged() => Error::Permission(format!(
+            "the kernel refused to create the map '{map}' ({said}): it needs CAP_BPF, or \
+             CAP_SYS_ADMIN: run it as root (sudo)"
+        )),
+        Some(libc::EINVAL | libc::EOPNOTSUPP | ENOTSUPP) => Error::unsupported(format!(
+            "the kernel refused to create the map '{map}' ({said}): it has no such map, or not \
+             with these options (type, sizes, flags)"
+        )),
+        _ => Error::setup(format!(
+            "the kernel could not create the map '{map}' ({said}); `-v` shows libbpf's log"
+        )),
     }
 }
 
@@ -398,6 +458,8 @@ impl ObjectStorage {
     #[allow(clippy::new_without_default)]
     pub fn new() -> ObjectStorage {
         route_libbpf_log();
+        // A map failure logged before this object was opened is not its own.
+        MAP_FAILURE.with(|last| last.borrow_mut().take());
         ObjectStorage(NonNull::from(Box::leak(Box::new(MaybeUninit::uninit()))))
     }
 
@@ -529,3 +591,24 @@ macro_rules! hit_counters {
     };
 }
 pub(crate) use hit_counters;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libbpf_s_line_for_a_map_it_could_not_create_names_the_map() {
+        assert_eq!(
+            map_failure("libbpf: map 'lookup_map': failed to create: -E2BIG\n"),
+            Some(("lookup_map".to_string(), "-E2BIG".to_string()))
+        );
+        assert_eq!(
+            map_failure("libbpf: map 'x': created successfully, fd=5"),
+            None
+        );
+        assert_eq!(
+            map_failure("libbpf: prog 'drive_x': failed to load: -EINVAL"),
+            None
+        );
+    }
+}

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
+use crate::error::{Error, Result};
+
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Every sleeper of the run waits here, so that the signal thread can wake
 /// whoever is waiting without knowing who.
@@ -30,17 +32,15 @@ pub fn last_write<T>(write: impl FnOnce() -> T) -> T {
     write()
 }
 
-/// The second signal: writes what was completed, then ends the process
+/// The second signal: writes what was completed, says so with `say` (given
+/// the signal's name: the words are the report's), then ends the process
 /// without waiting for the run (closing our descriptors detaches all).
-fn exit_now(signal: i32) -> ! {
+fn exit_now(signal: i32, say: fn(&str)) -> ! {
     let words = LAST_WORDS.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(words) = words {
         words();
     }
-    eprintln!(
-        "interrupted by {} twice: exiting at once; result files hold the completed runs, marked partial, and the kernel releases what is still attached",
-        signal_name(signal)
-    );
+    say(signal_name(signal));
     // SAFETY: _exit ends the process without running anything else.
     unsafe { libc::_exit(i32::from(exit_code(signal))) }
 }
@@ -50,6 +50,19 @@ pub fn received() -> Option<i32> {
     match SIGNAL.load(Relaxed) {
         0 => None,
         signal => Some(signal),
+    }
+}
+
+/// For a long set-up (a map filled, processes started): an error that stops
+/// it once a signal has come, which the runner takes for a run that never
+/// started; `during` says what was under way ("filling the bloom filter").
+pub fn check(during: &str) -> Result<()> {
+    match received() {
+        Some(signal) => Err(Error::Interrupted {
+            message: format!("interrupted by {} while {during}", signal_name(signal)),
+            code: exit_code(signal),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -93,8 +106,9 @@ pub fn sleep_until(deadline: Instant, stop: impl Fn() -> bool) -> bool {
 
 /// Takes SIGINT and SIGTERM away from the default action and gives them to a
 /// thread of their own. Call first thing in `main`, before any other thread
-/// exists, so that every later thread inherits the blocked mask.
-pub fn install() {
+/// exists, so that every later thread inherits the blocked mask. `say` is
+/// called with the signal's name when a second one ends the process at once.
+pub fn install(say: fn(&str)) {
     // SAFETY: plain signal-mask calls on a set we own.
     let set = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -116,7 +130,7 @@ pub fn install() {
                 .compare_exchange(0, signal, Relaxed, Relaxed)
                 .is_err()
             {
-                exit_now(signal);
+                exit_now(signal, say);
             }
             wake_sleepers();
         });

@@ -57,6 +57,59 @@ fn lookup(config: &str, name: &str) -> ConfigOption {
     ConfigOption::NotSet
 }
 
+/// How many more tasks (threads or processes) the kernel lets this process
+/// start now, and what says so: the least of kernel.pid_max and
+/// kernel.threads-max less the tasks there are (/proc/loadavg), and of its
+/// pids cgroup's pids.max less its pids.current. `None` where /proc cannot
+/// tell.
+pub fn task_room() -> Option<(u64, String)> {
+    let pid_max = read_number("/proc/sys/kernel/pid_max")?;
+    let threads_max = read_number("/proc/sys/kernel/threads-max").unwrap_or(u64::MAX);
+    let loadavg = fs::read_to_string("/proc/loadavg").ok()?;
+    // "0.10 0.20 0.30 2/523 12345": runnable/existing tasks.
+    let tasks = loadavg.split_whitespace().nth(3)?.split('/').nth(1)?;
+    let existing: u64 = tasks.parse().ok()?;
+    let (limit, name) = match pid_max <= threads_max {
+        true => (pid_max, "kernel.pid_max"),
+        false => (threads_max, "kernel.threads-max"),
+    };
+    let system = (
+        limit.saturating_sub(existing),
+        format!("{name} is {limit} and {existing} tasks exist"),
+    );
+    match cgroup_task_room() {
+        Some(cgroup) if cgroup.0 < system.0 => Some(cgroup),
+        _ => Some(system),
+    }
+}
+
+/// The tasks this process's pids cgroup has room for, where it has a limit:
+/// cgroup v1's pids hierarchy or v2's, at their usual mount points.
+fn cgroup_task_room() -> Option<(u64, String)> {
+    let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let dir = cgroups.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        let dir = match controllers {
+            "pids" => format!("/sys/fs/cgroup/pids{path}"),
+            "" => format!("/sys/fs/cgroup{path}"),
+            _ => return None,
+        };
+        std::path::Path::new(&format!("{dir}/pids.max"))
+            .exists()
+            .then_some(dir)
+    })?;
+    let max = read_number(&format!("{dir}/pids.max"))?;
+    let current = read_number(&format!("{dir}/pids.current"))?;
+    let why = format!("its pids cgroup's pids.max is {max} and {current} tasks are in it");
+    Some((max.saturating_sub(current), why))
+}
+
+/// A file's number (`None` for "max" and the like).
+fn read_number(path: &str) -> Option<u64> {
+    fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
 /// Whether the configuration says `name` is off (and not merely unknown).
 pub fn config_is_off(name: &str) -> bool {
     config(name) == ConfigOption::NotSet

@@ -82,6 +82,8 @@ pub enum Piece {
     Notes,
     /// One text where the condition holds, another where it does not.
     Choose(Cond, &'static str, &'static str),
+    /// These pieces where the condition holds, nothing where it does not.
+    When(Cond, &'static [Piece]),
 }
 
 /// How a number prints.

@@ -25,9 +25,10 @@ fn main() -> ExitCode {
         console::internal_error(name, &panic_message(info.payload()));
     }));
 
-    interrupt::install();
+    interrupt::install(console::interrupted_twice);
     raise_open_file_limit();
     progress::listen(console::draw_progress);
+    bpf::log_to(console::libbpf_log);
     let mut bench_name = None;
     let result =
         cli::parse(std::env::args_os()).and_then(|command| dispatch(command, &mut bench_name));

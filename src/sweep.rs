@@ -2,7 +2,7 @@
 
 use crate::benches::{self, applies, Benchmark};
 use crate::channels::{DROPS, HITS};
-use crate::config::{Body, RunConfig, SweepName, SweepParam, SweepSpec, MAX_THREADS};
+use crate::config::{BenchOption, Body, RunConfig, SweepName, SweepParam, SweepSpec, MAX_THREADS};
 use crate::error::{Error, Result};
 use crate::figures::{Agg, Sec};
 use crate::lists::{parse_ranges, ListSyntax};
@@ -152,10 +152,14 @@ pub fn points(spec: &SweepSpec, bench: &dyn Benchmark, base: &RunConfig) -> Resu
                 }
                 SweepParam::Option(option) => {
                     let Some(value) = option.value_from_number(value) else {
-                        return Err(Error::usage(format!(
-                            "--sweep {}={value}: a flag takes 0 (off) and 1 (on)",
-                            option.long()
-                        )));
+                        let long = option.long();
+                        return Err(Error::usage(match option {
+                            BenchOption::Text(_) => format!(
+                                "--sweep {long}: --{long} takes a word, and a sweep varies \
+                                 numbers and flags only: run each value of --{long} on its own"
+                            ),
+                            _ => format!("--sweep {long}={value}: a flag takes 0 (off) and 1 (on)"),
+                        }));
                     };
                     let mut given: Vec<_> = config.params.iter().collect();
                     for entry in given.iter_mut().filter(|(name, _)| *name == option.long()) {

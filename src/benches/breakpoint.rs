@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use libbpf_rs::libbpf_sys;
 
+use super::memory;
 use super::{Benchmark, HitTiming, Info, ProducersAlias};
 use crate::config::{BenchOption, NumberOption, RunConfig, MAX_THREADS};
 use crate::error::{Error, Result};
@@ -258,7 +259,12 @@ impl Benchmark for ThreadBench {
                 "--threads times --producers is {at_once} threads at once; the limit is {MAX_THREADS_AT_ONCE}"
             )));
         }
-        Ok(())
+        let given = format!(
+            "--threads {} and -p {}",
+            at_once / config.producers.max(1) as u64,
+            config.producers
+        );
+        check_threads(self.info.name, &given, at_once, "--threads")
     }
 
     fn setup(&self, config: &RunConfig) -> Result<SetUp> {
@@ -325,6 +331,20 @@ impl Workload for ThreadBatches {
     }
 }
 
+/// Refuses more threads at once than the kernel lets bench start now, or
+/// than half the memory holds (a kernel stack and a 64 KiB stack each).
+fn check_threads(bench: &str, given: &str, count: u64, smaller: &str) -> Result<()> {
+    let tasks = memory::Tasks {
+        given,
+        count,
+        starts: &format!("starts {count} threads at once"),
+        bytes_each: 128 << 10,
+        each: "a thread's kernel stack, task and stack, for each",
+        smaller,
+    };
+    memory::check_tasks(bench, tasks)
+}
+
 // --- breakpoint-enable -------------------------------------------------------
 
 struct EnableBench {
@@ -342,7 +362,17 @@ impl Benchmark for EnableBench {
                 "breakpoint-enable toggles one breakpoint from one thread, as perf does: -p must be 1",
             ));
         }
-        Ok(())
+        let (passive, active) = (
+            config.params.number(&PASSIVE),
+            config.params.number(&ACTIVE),
+        );
+        let given = format!("--passive {passive} and --active {active}");
+        check_threads(
+            self.info.name,
+            &given,
+            passive + active,
+            "--passive or --active",
+        )
     }
 
     fn setup(&self, config: &RunConfig) -> Result<SetUp> {

@@ -20,8 +20,15 @@ use crate::lines::{self, NS_PER_HIT};
 use crate::runner::SetUp;
 
 /// The body's calls of the helper per trigger (CALLS_PER_TRIGGER in
-/// `bpf/helpers.bpf.c`), as upstream's.
+/// `bpf/helpers.bpf.c`), as upstream's, up to 1000 iterations a call.
 const CALLS_PER_TRIGGER: u64 = 1000;
+/// The most iterations a trigger of the loops makes with more than one
+/// call: past `--nr_loops` 1000 a trigger makes fewer calls, so that it
+/// holds its CPU in the kernel (where neither the soft-lockup watchdog nor
+/// Ctrl-C can interrupt it) for a few ms: at most
+/// max(this, `--nr_loops`) = 8388608 iterations, 0.7 ns to 7.4 ns each
+/// measured (docs/benchmarks.md, "How long a trigger holds a CPU").
+const ITERATIONS_PER_TRIGGER: u64 = 1_000_000;
 /// The kernel's BPF_MAX_LOOPS: bpf_loop() and bpf_iter_num_new() refuse more.
 const MAX_LOOPS: u64 = 1 << 23;
 /// STRNCMP_STR_SZ in `bpf/helpers.bpf.c`: the strings' size, their NUL included.
@@ -32,7 +39,8 @@ pub const NR_LOOPS: NumberOption = NumberOption {
     short: None,
     value_name: "N",
     help: "Iterations of each loop: bpf_loop()'s count (bpf-loop, default 10), bpf_for()'s \
-           (bpf-for, default 1000), or lookups per trigger (bpf-hashmap-lookup, default 1000000)",
+           (bpf-for, default 1000), or lookups per trigger (bpf-hashmap-lookup, default 1000000; at most 0.5 s of them, by \
+           --key_size)",
     default: 10,
     min: 1,
     max: MAX_LOOPS,
@@ -86,8 +94,8 @@ static STRNCMP_OPTIONS: [BenchOption; 1] = [BenchOption::Number(CMP_STR_LEN)];
 pub static BENCHES: &[&dyn Benchmark] = &[
     &helper(
         "bpf-loop",
-        "bpf_loop() with an empty callback, 1000 calls of --nr_loops iterations per trigger; \
-         one op is one iteration",
+        "bpf_loop() with an empty callback, 1000 calls of --nr_loops iterations per trigger \
+         (fewer past 1000 iterations: a million at most, or one call); one op is one iteration",
         Body {
             name: "bpf_loop",
             upstream: FENTRY_GETPGID,
@@ -99,7 +107,8 @@ pub static BENCHES: &[&dyn Benchmark] = &[
     &helper(
         "bpf-for",
         "an empty open-coded bpf_for() loop (the bpf_iter_num kfuncs), 1000 loops of \
-         --nr_loops iterations per trigger; one op is one iteration",
+         --nr_loops iterations per trigger (fewer past 1000 iterations: a million at most, or \
+         one loop); one op is one iteration",
         Body {
             name: "bpf_for",
             upstream: FENTRY_GETPGID,
@@ -184,13 +193,27 @@ impl Benchmark for Helper {
             .options
             .contains(&BenchOption::Number(CMP_STR_LEN))
             .then(|| Strings::new(config.params.number(&CMP_STR_LEN) as usize));
-        let (mut skel, link, used) = helper_trigger::load(&self.body, |program| {
+        let nr_loops = self.info.options.iter().find_map(|o| match o {
+            BenchOption::Number(n) if n.long == NR_LOOPS.long => Some(config.params.number(n)),
+            _ => None,
+        });
+        // The loops make fewer calls of many iterations (see ITERATIONS_PER_TRIGGER).
+        let body = match nr_loops {
+            Some(nr_loops) => Body {
+                ops_per_trigger: calls_per_trigger(nr_loops),
+                ..self.body
+            },
+            None => self.body,
+        };
+        let (mut skel, link, used) = helper_trigger::load(&body, |program| {
             let mut storage = bpf::ObjectStorage::new();
             // SAFETY: this storage is opened once, and the skeleton goes into
             // an `Owned` with it (or, failing to load, drops before it).
             let mut open = HelpersSkelBuilder::default().open(unsafe { storage.object() })?;
             if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
                 rodata.tgid = std::process::id();
+                // At most 1000: CALLS_PER_TRIGGER.
+                rodata.calls_per_trigger = body.ops_per_trigger as u32;
                 if let Some(strings) = &strings {
                     rodata.cmp_str_len = strings.len as u32;
                     rodata.target = strings.target;
@@ -206,10 +229,6 @@ impl Benchmark for Helper {
             }
             Ok(bpf::Owned::new(open.load()?, storage))
         })?;
-        let nr_loops = self.info.options.iter().find_map(|o| match o {
-            BenchOption::Number(n) if n.long == NR_LOOPS.long => Some(config.params.number(n)),
-            _ => None,
-        });
         if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
             // Within u32: the option's maximum is BPF_MAX_LOOPS.
             bss.nr_loops = nr_loops.unwrap_or(0) as u32;
@@ -218,9 +237,15 @@ impl Benchmark for Helper {
         // the workload beside the counters, dropped after them.
         let hits =
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.hits[..]))? };
-        let workload = HelperWorkload::<HelpersSkel<'static>>::new(skel, link, hits, self.body);
+        let workload = HelperWorkload::<HelpersSkel<'static>>::new(skel, link, hits, body);
         Ok(SetUp::producers(workload).from_trigger(used))
     }
+}
+
+/// The loops' calls per trigger at `nr_loops` iterations a call: upstream's
+/// 1000, fewer past 1000 iterations, one at least.
+pub fn calls_per_trigger(nr_loops: u64) -> u64 {
+    (ITERATIONS_PER_TRIGGER / nr_loops.max(1)).clamp(1, CALLS_PER_TRIGGER)
 }
 
 /// strncmp's two strings: `target`, digits and a NUL, and `smaller`, its

@@ -25,6 +25,7 @@ use crate::channels::{Channel, Readings, Slot, HITS};
 use crate::config::{BenchOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{self, Agg, Figure, Sec, Value};
+use crate::interrupt;
 use crate::lines::{self, mega, Fixed, Line, Lines, Num, Piece, NS_PER_HIT};
 use crate::runner::{ProducerCtx, SetUp, Workload};
 
@@ -254,7 +255,7 @@ impl LocalStorage {
             return Ok(());
         }
         let needed = nr_maps * HASHMAP_BYTES;
-        match available_memory() {
+        match super::memory::available() {
             Some(available) if needed > available / 2 => Err(Error::usage(format!(
                 "{} with --nr_maps {nr_maps} would fill {nr_maps} hash maps of {HASHMAP_SZ} \
                  keys, about {} MiB, more than half of the {} MiB available (give --nr_maps \
@@ -416,6 +417,8 @@ fn fill_hash_map(map: &MapHandle) -> Result<()> {
     const BATCH: u32 = 1 << 16;
     let mut keys = Vec::with_capacity(BATCH as usize * 4);
     for start in (0..HASHMAP_SZ as u32).step_by(BATCH as usize) {
+        // A map takes about a second to fill: a signal stops between batches.
+        interrupt::check("filling the control's hash maps")?;
         keys.clear();
         for key in start..start + BATCH {
             keys.extend_from_slice(&(key as i32).to_ne_bytes());
@@ -449,14 +452,6 @@ fn small_hash_template(
         return Err(libbpf_rs::Error::from_raw_os_error(-err));
     }
     Ok(template)
-}
-
-/// MemAvailable of /proc/meminfo, in bytes.
-fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// The helper workload, and the important hits beside its hits.

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::Link;
 
+use super::memory;
 use super::{Benchmark, Info};
 use crate::bpf::skel::local_storage_create::{
     LocalStorageCreateSkel, LocalStorageCreateSkelBuilder,
@@ -42,7 +43,8 @@ pub const BATCH_SIZE: NumberOption = NumberOption {
     long: "batch-size",
     short: None,
     value_name: "BATCH_SIZE",
-    help: "The number of storage creations in each batch (local-storage-create)",
+    help: "The number of storage creations in each batch (local-storage-create); the \
+           producers' batches within the threads or files the kernel allows now",
     default: 32,
     min: 1,
     max: MAX_BATCH,
@@ -274,7 +276,31 @@ impl Benchmark for LocalStorageCreate {
     }
 
     fn validate(&self, config: &RunConfig) -> Result<()> {
-        StorageType::from_name(config.params.text(&STORAGE_TYPE)).map(|_| ())
+        let storage_type = StorageType::from_name(config.params.text(&STORAGE_TYPE))?;
+        let batch = config.params.number(&BATCH_SIZE);
+        let owners = batch * config.producers as u64;
+        let given = format!("--batch-size {batch} and -p {}", config.producers);
+        match storage_type {
+            StorageType::Task => memory::check_tasks(
+                self.info.name,
+                memory::Tasks {
+                    given: &given,
+                    count: owners,
+                    starts: &format!("starts {owners} threads at once"),
+                    bytes_each: THREAD_BYTES,
+                    each: "a thread's kernel stack, task and first pages, for each",
+                    smaller: "--batch-size",
+                },
+            ),
+            StorageType::Socket => match open_files_room() {
+                Some(room) if owners > room => Err(Error::usage(format!(
+                    "local-storage-create with {given} keeps {owners} sockets open at once, \
+                     more than the {room} more files this process may open (RLIMIT_NOFILE): \
+                     give a smaller --batch-size"
+                ))),
+                _ => Ok(()),
+            },
+        }
     }
 
     fn setup(&self, config: &RunConfig) -> Result<SetUp> {
@@ -498,6 +524,34 @@ fn lacking_map_type(storage_type: StorageType) -> Result<()> {
     }
 }
 
+/// What one live thread of a batch takes, roughly: its 16 KiB kernel stack,
+/// its task, and the first pages of its user stack.
+const THREAD_BYTES: u64 = 64 << 10;
+
+/// How many more files this process may open: its RLIMIT_NOFILE less the
+/// descriptors it holds (`None` where it cannot tell).
+fn open_files_room() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return None;
+    }
+    let open = std::fs::read_dir("/proc/self/fd").ok()?.count() as u64;
+    Some(limit.rlim_cur.saturating_sub(open))
+}
+
+/// A batch whose `failed` of `batch` owners could not be created: the run
+/// fails, since what it measured is not batches of that size.
+fn failed_owners(what: &str, failed: usize, batch: usize, first: std::io::Error) -> Error {
+    Error::runtime(format!(
+        "{what} failed for {failed} of a batch of {batch} ({first}): the run measured \
+         smaller batches than --batch-size {batch}, so it stops"
+    ))
+}
+
 struct CreateWorkload {
     // Fields drop in order: the links detach before the object is closed.
     _links: [Link; 2],
@@ -517,22 +571,44 @@ extern "C" fn return_at_once(_: *mut libc::c_void) -> *mut libc::c_void {
 }
 
 impl CreateWorkload {
+    /// Runs `create(i)` for each owner of a batch until the run stops, which
+    /// it asks every 256 owners: a batch of tens of thousands takes seconds
+    /// (83 us a thread here), and Ctrl-C must not wait for it. How many it
+    /// ran: the whole batch but at a stop.
+    fn until_stopped(&self, ctx: &ProducerCtx<'_>, mut create: impl FnMut(usize)) -> usize {
+        for i in 0..self.batch {
+            if i % 256 == 255 && ctx.should_stop() {
+                return i;
+            }
+            create(i);
+        }
+        self.batch
+    }
+
     /// A batch of sockets, created and then closed.
     fn sockets(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
         let mut fds = vec![-1; self.batch];
         ctx.try_run(|| {
-            for fd in fds.iter_mut() {
+            let mut first = None;
+            let made = self.until_stopped(ctx, |i| {
                 // SAFETY: creates a socket of our own, closed below.
-                *fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) };
-                if *fd == -1 {
+                fds[i] = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM, 0) };
+                if fds[i] == -1 {
                     self.owner_errors.fetch_add(1, Relaxed);
+                    first.get_or_insert_with(std::io::Error::last_os_error);
                 }
-            }
-            for &fd in fds.iter().filter(|&&fd| fd != -1) {
+            });
+            for &fd in fds[..made].iter().filter(|&&fd| fd != -1) {
                 // SAFETY: closes a socket this loop created.
                 unsafe { libc::close(fd) };
             }
-            Ok(self.batch as u64)
+            match first {
+                None => Ok(made as u64),
+                Some(err) => {
+                    let failed = fds[..made].iter().filter(|&&fd| fd == -1).count();
+                    Err(failed_owners("socket()", failed, self.batch, err))
+                }
+            }
         })
     }
 
@@ -543,26 +619,34 @@ impl CreateWorkload {
         let mut threads: Vec<libc::pthread_t> = vec![unsafe { std::mem::zeroed() }; self.batch];
         let mut results = vec![0; self.batch];
         ctx.try_run(|| {
-            for (thread, result) in threads.iter_mut().zip(results.iter_mut()) {
+            let made = self.until_stopped(ctx, |i| {
                 // SAFETY: the thread runs a function that touches nothing,
                 // and is joined below.
-                *result = unsafe {
+                results[i] = unsafe {
                     libc::pthread_create(
-                        thread,
+                        &mut threads[i],
                         std::ptr::null(),
                         return_at_once,
                         std::ptr::null_mut(),
                     )
                 };
-                if *result != 0 {
+                if results[i] != 0 {
                     self.owner_errors.fetch_add(1, Relaxed);
                 }
-            }
-            for (&thread, _) in threads.iter().zip(&results).filter(|(_, &r)| r == 0) {
+            });
+            let (threads, results) = (&threads[..made], &results[..made]);
+            for (&thread, _) in threads.iter().zip(results).filter(|(_, &r)| r == 0) {
                 // SAFETY: joins a thread created above, once.
                 unsafe { libc::pthread_join(thread, std::ptr::null_mut()) };
             }
-            Ok(self.batch as u64)
+            match results.iter().find(|&&r| r != 0) {
+                None => Ok(made as u64),
+                Some(&code) => {
+                    let failed = results.iter().filter(|&&r| r != 0).count();
+                    let err = std::io::Error::from_raw_os_error(code);
+                    Err(failed_owners("pthread_create()", failed, self.batch, err))
+                }
+            }
         })
     }
 }

@@ -23,6 +23,7 @@ use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, ProgramInput};
 
 use super::helper_trigger;
 use super::helpers::{BPF_LOOP, LATENCY};
+use super::{hold, memory};
 use super::{Benchmark, Info};
 use crate::bpf::skel::lpm::{LpmSkel, LpmSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
@@ -31,6 +32,7 @@ use crate::channels::{Channel, Slot, HITS};
 use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{self, Agg, Better, Figure, Sec, Show, Value};
+use crate::interrupt;
 use crate::lines::{self, Cond, Line, Lines, Missing, Num, Piece};
 use crate::runner::{ProducerCtx, SetUp, Workload};
 
@@ -203,6 +205,12 @@ impl Op {
     fn starts_full(self) -> bool {
         matches!(self, Op::Lookup | Op::Update | Op::Delete)
     }
+    /// It puts keys in a trie: lookup, update, delete (a full trie), insert
+    /// (refilled by batch), free (a trie filled per operation). Noop and
+    /// baseline make keys in BPF and need none in bench.
+    fn fills(self) -> bool {
+        !matches!(self, Op::Noop | Op::Baseline)
+    }
     /// Its runs depend on the order of keys and on refills: one producer,
     /// keys in order. These are also the ones whose rates are over the
     /// time measured inside BPF (`frac_lines!`).
@@ -301,6 +309,7 @@ impl Benchmark for Lpm {
                 1u64 << prefix_len
             )));
         }
+        self.check_sizes(nr_entries)?;
         if self.op.sequential() {
             if config.producers != 1 {
                 return Err(Error::usage(format!(
@@ -320,7 +329,10 @@ impl Benchmark for Lpm {
         // without one, and a trie of one key says as much.
         let nr_entries = (config.params.number(&NR_ENTRIES) as u32).max(1);
         let prefix_len = config.params.number(&PREFIX_LEN) as u32;
-        let keys = Keys::new(nr_entries, prefix_len);
+        self.check_sizes(u64::from(nr_entries))?;
+        // No key for noop and baseline: --nr_entries only bounds their
+        // keys, made in BPF.
+        let keys = Keys::new(if self.op.fills() { nr_entries } else { 0 }, prefix_len);
         let mut storage = bpf::ObjectStorage::new();
         // SAFETY: declared before `open`, and the skeleton goes into an
         // `Owned` with it.
@@ -359,7 +371,8 @@ impl Benchmark for Lpm {
                 }
             }
         } else if self.op.starts_full() {
-            keys.fill(&skel.maps.trie_map)?;
+            keys.fill(&skel.maps.trie_map, || interrupt::received().is_some())?;
+            interrupt::check("filling the LPM trie")?;
         }
         let skel = bpf::Owned::new(skel, storage);
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
@@ -377,10 +390,67 @@ impl Benchmark for Lpm {
     }
 }
 
+impl Lpm {
+    /// Refuses a trie the benchmark cannot fill or afford: more keys than it
+    /// holds, more memory than there is, a free that would hold a CPU too
+    /// long. Noop and baseline put no key in a trie.
+    fn check_sizes(&self, nr_entries: u64) -> Result<()> {
+        let name = self.info.name;
+        if !self.op.fills() {
+            return Ok(());
+        }
+        if nr_entries > u64::from(MAX_ENTRIES) {
+            return Err(Error::usage(format!(
+                "--nr_entries {nr_entries} is more than the {MAX_ENTRIES} keys {name}'s trie \
+                 holds (its max_entries, as upstream's)"
+            )));
+        }
+        let given = format!("--nr_entries {nr_entries}");
+        let bytes = nr_entries * (KEY_BYTES + NODE_BYTES);
+        let what = "the keys in bench and the trie's nodes in the kernel";
+        memory::check(
+            name,
+            memory::Need {
+                given: &given,
+                what,
+                bytes,
+                smaller: "--nr_entries",
+            },
+        )?;
+        if self.op == Op::Free {
+            let work = hold::TriggerWork {
+                ops: nr_entries,
+                ns_per_op: FREE_NS_PER_KEY,
+            };
+            hold::check(
+                name,
+                &given,
+                "keys for the kernel to free",
+                work,
+                "--nr_entries",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// What one key takes in bench: its 8 bytes and its value's 4.
+const KEY_BYTES: u64 = 12;
+/// What one key takes in the kernel's trie, at most: its node is 32 bytes
+/// (the kernel's fdinfo), with the intermediate nodes 46 bytes a key of
+/// slab (SUnreclaim, a trie of 8 million keys, 6.18).
+const NODE_BYTES: u64 = 64;
+/// The kernel's free of a trie, per key, at most: `trie_free()` walks down
+/// from the root for every node it frees, without a pause (no
+/// cond_resched), so a trie's free holds the CPU of the worker that runs
+/// it. 3.1 us a key under emulation (6.12 guest, TCG: 306 ms for 100000
+/// keys), which runs BPF and map code 3.4 times slower than the 2-CPU EPYC
+/// VM it runs on: 0.9 us there, 1 us with a margin.
+const FREE_NS_PER_KEY: f64 = 1000.0;
+
 /// The keys `0..nr_entries` with their prefix length, and a value of 1 for
 /// each, laid out for the batch calls.
 struct Keys {
-    count: u32,
     keys: Vec<u8>,
     values: Vec<u8>,
 }
@@ -394,31 +464,43 @@ impl Keys {
             keys.extend_from_slice(&data.to_ne_bytes());
             values.extend_from_slice(&1u32.to_ne_bytes());
         }
-        Keys {
-            count,
-            keys,
-            values,
+        Keys { keys, values }
+    }
+
+    /// Puts every key in `map`, a batch at a time, until `stop()` says the
+    /// run is over: one call of millions of keys would keep the thread in
+    /// the kernel for seconds, deaf to a signal.
+    fn fill(&self, map: &dyn MapCore, stop: impl Fn() -> bool) -> Result<()> {
+        let batches = self
+            .keys
+            .chunks(BATCH * 8)
+            .zip(self.values.chunks(BATCH * 4));
+        for (keys, values) in batches {
+            if stop() {
+                break;
+            }
+            let count = (keys.len() / 8) as u32;
+            map.update_batch(keys, values, count, MapFlags::ANY, MapFlags::ANY)
+                .map_err(|e| Error::runtime(format!("filling the LPM trie failed: {e}")))?;
         }
+        Ok(())
     }
 
-    /// Puts every key in `map` at once.
-    fn fill(&self, map: &dyn MapCore) -> Result<()> {
-        map.update_batch(
-            &self.keys,
-            &self.values,
-            self.count,
-            MapFlags::ANY,
-            MapFlags::ANY,
-        )
-        .map_err(|e| Error::runtime(format!("filling the LPM trie failed: {e}")))
-    }
-
-    /// Takes every key out of `map` at once.
-    fn empty(&self, map: &dyn MapCore) -> Result<()> {
-        map.delete_batch(&self.keys, self.count, MapFlags::ANY, MapFlags::ANY)
-            .map_err(|e| Error::runtime(format!("emptying the LPM trie failed: {e}")))
+    /// Takes every key out of `map`, a batch at a time, as [`Keys::fill`].
+    fn empty(&self, map: &dyn MapCore, stop: impl Fn() -> bool) -> Result<()> {
+        for keys in self.keys.chunks(BATCH * 8) {
+            if stop() {
+                break;
+            }
+            map.delete_batch(keys, (keys.len() / 8) as u32, MapFlags::ANY, MapFlags::ANY)
+                .map_err(|e| Error::runtime(format!("emptying the LPM trie failed: {e}")))?;
+        }
+        Ok(())
     }
 }
+
+/// Keys per batch call: about 10 ms of the kernel's work.
+const BATCH: usize = 1 << 16;
 
 /// Producers run the XDP program (or, for free, create and drop tries); the
 /// programs count the hits.
@@ -451,7 +533,7 @@ impl LpmWorkload {
 
     /// One trie created, filled and closed, and its free waited for (the
     /// fexit program counts it), so that every trie a run makes is counted.
-    fn free_one(&self) -> Result<()> {
+    fn free_one(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
         let before = self.op_totals().1;
         let opts = libbpf_sys::bpf_map_create_opts {
             sz: std::mem::size_of::<libbpf_sys::bpf_map_create_opts>() as libbpf_sys::size_t,
@@ -467,10 +549,11 @@ impl LpmWorkload {
             &opts,
         )
         .map_err(|e| Error::runtime(format!("creating an LPM trie failed: {e}")))?;
-        self.keys.fill(&map)?;
+        self.keys.fill(&map, || ctx.should_stop())?;
         drop(map);
         let started = Instant::now();
-        while self.op_totals().1 == before {
+        // The free is the kernel's, in a worker: a stop need not wait for it.
+        while self.op_totals().1 == before && !ctx.should_stop() {
             if started.elapsed() > FREE_WAIT {
                 return Err(Error::runtime(format!(
                     "the kernel did not free the LPM trie within {} s",
@@ -487,7 +570,7 @@ impl Workload for LpmWorkload {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
         if self.op == Op::Free {
             return ctx.try_run(|| {
-                self.free_one()?;
+                self.free_one(ctx)?;
                 Ok(1)
             });
         }
@@ -497,6 +580,7 @@ impl Workload for LpmWorkload {
             .progs_mut()
             .find(|p| p.name() == "drive_lpm")
             .ok_or_else(|| Error::setup("the LPM trie object has no program drive_lpm"))?;
+        let stop = || ctx.should_stop();
         ctx.try_run(|| {
             let before = self.op_totals().1;
             let input = ProgramInput {
@@ -513,8 +597,8 @@ impl Workload for LpmWorkload {
                     // and count what this run did (one producer runs these).
                     let done = self.op_totals().1 - before;
                     match self.op {
-                        Op::Insert => self.keys.empty(&self.skel.maps.trie_map)?,
-                        _ => self.keys.fill(&self.skel.maps.trie_map)?,
+                        Op::Insert => self.keys.empty(&self.skel.maps.trie_map, stop)?,
+                        _ => self.keys.fill(&self.skel.maps.trie_map, stop)?,
                     }
                     Ok(done)
                 }

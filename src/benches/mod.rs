@@ -17,10 +17,12 @@ pub mod crypto;
 pub mod hashmap;
 pub mod helper_trigger;
 pub mod helpers;
+pub mod hold;
 pub mod htab_mem;
 pub mod local_storage;
 pub mod local_storage_create;
 pub mod lpm;
+pub mod memory;
 pub mod perf_uprobe;
 pub mod rename;
 mod rhash;
@@ -52,7 +54,8 @@ use crate::runner::SetUp;
 /// default), which the command line shows once.
 pub const NR_ENTRIES_HELP: &str = "Entries in the benchmark's maps: the values a bloom walk \
     visits and its maps' keys (bloom-*, hashmap-*-bloom; default 1000), the keys looked up \
-    (bpf-hashmap-lookup; default 500), the trie's keys (lpm-trie-*; required)";
+    (bpf-hashmap-lookup; default 500), the trie's keys (lpm-trie-*; required); maps within half \
+    the available memory, and a bloom walk within 0.5 s";
 
 /// Which threads do a benchmark's work, and so what `-c` means to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use crate::kernel;
 
 /// BPF_F_NO_PREALLOC: the resizable map allocates its elements on demand,
 /// and refuses to be created without the flag.
-const NO_PREALLOC: u32 = 1;
+pub(super) const NO_PREALLOC: u32 = 1;
 /// The kernel's name of the resizable hash map type, in its BTF.
 const RHASH: &str = "BPF_MAP_TYPE_RHASH";
 

@@ -17,6 +17,7 @@
 use libbpf_rs::skel::{OpenSkel, Skel};
 
 use super::helper_trigger::{self, KernelFunction, FENTRY_GETPGID};
+use super::memory;
 use super::{Benchmark, Info};
 use crate::bpf::skel::tasks_trace::{TasksTraceSkel, TasksTraceSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
@@ -32,6 +33,9 @@ use crate::trigger_path::TriggerUsed;
 mod sleepers;
 use sleepers::Sleepers;
 
+/// What one sleeper takes, roughly: its 16 KiB kernel stack, its task, the
+/// page tables fork copies from bench, and the pages it writes.
+const SLEEPER_BYTES: u64 = 256 << 10;
 /// The kernel runner's limit of sleeper processes (MAX_SLEEP_PROCS).
 const MAX_SLEEP_PROCS: u64 = 150_000;
 /// The kernel's PID_MAX_LIMIT on 64-bit: no pid is larger.
@@ -41,7 +45,8 @@ pub const NR_PROCS: NumberOption = NumberOption {
     long: "nr_procs",
     short: None,
     value_name: "NR_PROCS",
-    help: "Set number of user processes to spin up (local-storage-tasks-trace)",
+    help: "Set number of user processes to spin up (local-storage-tasks-trace); within the \
+           tasks the kernel allows now and half the available memory",
     default: 1000,
     min: 1,
     max: MAX_SLEEP_PROCS,
@@ -206,7 +211,18 @@ impl Benchmark for TasksTrace {
                 config.producers
             )));
         }
-        Ok(())
+        let nr_procs = config.params.number(&NR_PROCS);
+        memory::check_tasks(
+            self.info.name,
+            memory::Tasks {
+                given: &format!("--nr_procs {nr_procs}"),
+                count: nr_procs,
+                starts: &format!("forks {nr_procs} sleeper processes"),
+                bytes_each: SLEEPER_BYTES,
+                each: "a sleeper process's kernel stack, task and page tables, for each",
+                smaller: "--nr_procs",
+            },
+        )
     }
 
     fn setup(&self, config: &RunConfig) -> Result<SetUp> {

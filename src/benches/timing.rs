@@ -17,7 +17,7 @@ use crate::config::{BenchOption, FlagOption, NumberOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{self, Agg, Better, Figure, Show, Value};
 use crate::kernel;
-use crate::lines::{Lines, Num, Piece};
+use crate::lines::{Cond, Lines, Num, Piece};
 use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
 use crate::stats::timing::{self, TimingStats};
 use crate::trigger_path::{Trigger, TriggerUsed};
@@ -32,6 +32,8 @@ const SEED_BATCH: u64 = 100;
 /// The rows and columns of `bpf/timing.bpf.c`'s samples.
 const TIMING_CPUS: usize = 128;
 const TIMING_SAMPLES: usize = 4096;
+// The lines below say "its first 4096" of a CPU's batches.
+const _: () = assert!(TIMING_SAMPLES == 4096);
 
 pub const BATCH_ITERS: NumberOption = NumberOption {
     long: "batch-iters",
@@ -83,8 +85,31 @@ pub(super) const MIN_NS: Channel = per_call("min", "the shortest time per call")
 pub(super) const P99_NS: Channel = per_call("p99", "the 99th percentile of the time per call");
 pub(super) const MAX_NS: Channel = per_call("max", "the longest time per call");
 
-pub(super) const CHANNELS: [Channel; 8] = [
-    HITS, SAMPLES, MEDIAN_NS, STDDEV_NS, CV_PCT, MIN_NS, P99_NS, MAX_NS,
+/// The batches timed (a CPU's first `TIMING_SAMPLES` of the measured
+/// seconds, before the outliers' cut) and the batches run meanwhile: the
+/// median line says which batches its samples are.
+pub(super) const BATCHES_TIMED: Channel = Channel::once(
+    "batches timed",
+    "batches",
+    "the measured seconds' batches a CPU timed (its first 4096), before the outliers' cut",
+);
+pub(super) const BATCHES_RUN: Channel = Channel::once(
+    "batches run",
+    "batches",
+    "the batches run in the measured seconds",
+);
+
+pub(super) const CHANNELS: [Channel; 10] = [
+    HITS,
+    SAMPLES,
+    MEDIAN_NS,
+    STDDEV_NS,
+    CV_PCT,
+    MIN_NS,
+    P99_NS,
+    MAX_NS,
+    BATCHES_TIMED,
+    BATCHES_RUN,
 ];
 
 /// A time per call, in ns, as the run kept it.
@@ -107,6 +132,30 @@ pub const CV: Figure = Figure {
 };
 
 pub(super) const TWO: Num = Num::fixed(0, 2);
+/// The batches run that no CPU timed (its slots full).
+pub(super) const BATCHES_UNTIMED: Agg =
+    Agg::Sub(&Agg::Final(&BATCHES_RUN), &Agg::Final(&BATCHES_TIMED));
+
+/// Which batches the timing line's samples are: `: every batch run, less
+/// outliers`, or `: the 8192 batches timed of 1663783 run (a CPU times its
+/// first 4096), less outliers`.
+pub(super) const WHICH_BATCHES: [Piece; 3] = [
+    Piece::When(
+        Cond::Not(&Cond::Positive(BATCHES_UNTIMED)),
+        &[Piece::Text(": every batch run")],
+    ),
+    Piece::When(
+        Cond::Positive(BATCHES_UNTIMED),
+        &[
+            Piece::Text(": the "),
+            Piece::Num(Agg::Final(&BATCHES_TIMED), Num::whole(0)),
+            Piece::Text(" batches timed of "),
+            Piece::Num(Agg::Final(&BATCHES_RUN), Num::whole(0)),
+            Piece::Text(" run (a CPU times its first 4096)"),
+        ],
+    ),
+    Piece::Text(", less outliers"),
+];
 pub(super) const SAMPLE_COUNT: Agg = Agg::Final(&SAMPLES);
 
 /// After the summary (and a fixed run's block), the kernel runner's
@@ -199,7 +248,12 @@ macro_rules! timing_lines {
                             $crate::benches::timing::SAMPLE_COUNT,
                             $crate::lines::Num::whole(0),
                         ),
-                        $crate::lines::Piece::Text(" samples)"),
+                        $crate::lines::Piece::Text(" samples"),
+                        $crate::lines::Piece::When(
+                            $crate::lines::Cond::Exists($crate::benches::timing::BATCHES_UNTIMED),
+                            &$crate::benches::timing::WHICH_BATCHES,
+                        ),
+                        $crate::lines::Piece::Text(")"),
                     ],
                 ),
             ],
@@ -345,8 +399,10 @@ impl BpfNop {
         let (skel, used) = match load_program(MAY_GOTO_PROGRAM) {
             Ok(skel) => (skel, TriggerUsed::own(SYSCALL_MAY_GOTO)),
             // The verifier rejects an instruction it does not know with
-            // EINVAL; any other refusal is not about the loop.
-            Err(err) if bpf::errno(&err) == Some(libc::EINVAL) => {
+            // EINVAL; any other refusal is not about the loop, but on a
+            // kernel without bpf_loop (before 5.17, which also lacks the
+            // syscall program type: 5.10 answers E2BIG) that lack says why.
+            Err(err) if bpf::errno(&err) == Some(libc::EINVAL) || lacks_bpf_loop() => {
                 super::helper_trigger::lacking(&[super::helpers::BPF_LOOP])?;
                 let skel = load_program(BPF_LOOP_PROGRAM)
                     .map_err(|e| bpf::load_error("the bpf-nop program", &e))?;
@@ -361,6 +417,11 @@ impl BpfNop {
         };
         NopWorkload::new(skel, used, config.params.number(&BATCH_ITERS))
     }
+}
+
+/// Whether the kernel's BTF says it has no bpf_loop helper.
+fn lacks_bpf_loop() -> bool {
+    super::helper_trigger::lacking(&[super::helpers::BPF_LOOP]).is_err()
 }
 
 /// The object loaded with `program` alone on.
@@ -382,6 +443,7 @@ fn load_program(
 struct NopWorkload {
     area: Area,
     hits: HitCounters,
+    measured: Measured,
     batch: u64,
     used: TriggerUsed,
     skel: bpf::Owned<TimingSkel<'static>>,
@@ -415,6 +477,7 @@ impl NopWorkload {
         Ok(NopWorkload {
             area,
             hits,
+            measured: Default::default(),
             batch,
             used,
             skel,
@@ -485,17 +548,40 @@ pub(super) fn calibrate(area: &Area, run: impl Fn() -> Result<()>) -> Result<u64
     Ok(batch)
 }
 
+/// The hits when the measured seconds began and ended: the batches run
+/// meanwhile.
+#[derive(Default)]
+pub(super) struct Measured([AtomicU64; 2]);
+
+impl Measured {
+    /// At `Workload::measuring(on)`: the hits counted so far.
+    pub(super) fn mark(&self, on: bool, hits: u64) {
+        self.0[usize::from(!on)].store(hits, Relaxed);
+    }
+
+    /// The batches run between the marks, of `hits_per_batch` hits each.
+    pub(super) fn batches(&self, hits_per_batch: u64) -> u64 {
+        let [from, to] = [0, 1].map(|i| self.0[i].load(Relaxed));
+        to.saturating_sub(from) / hits_per_batch.max(1)
+    }
+}
+
 /// The measured batches' per-call times, summed up (outliers cut, as the
-/// kernel runner does) as the timing channels' finals.
-pub(super) fn per_call_finals(area: &Area, batch: u64) -> Vec<Final> {
+/// kernel runner does) as the timing channels' finals, with how many
+/// batches were timed of the `batches_run`.
+pub(super) fn per_call_finals(area: &Area, batch: u64, batches_run: u64) -> Vec<Final> {
     let per_call: Vec<f64> = area
         .batch_times()
         .into_iter()
         .map(|ns| ns as f64 / batch as f64)
         .collect();
+    let mut finals = vec![
+        Final::of(&BATCHES_TIMED, per_call.len() as f64),
+        Final::of(&BATCHES_RUN, batches_run as f64),
+    ];
     match TimingStats::of(&per_call) {
-        None => vec![Final::of(&SAMPLES, 0.0)],
-        Some(s) => vec![
+        None => finals.push(Final::of(&SAMPLES, 0.0)),
+        Some(s) => finals.extend([
             Final::of(&SAMPLES, s.samples as f64),
             Final::of(&MEDIAN_NS, s.median),
             Final::of(&STDDEV_NS, s.stddev),
@@ -503,8 +589,9 @@ pub(super) fn per_call_finals(area: &Area, batch: u64) -> Vec<Final> {
             Final::of(&MIN_NS, s.min),
             Final::of(&P99_NS, s.p99),
             Final::of(&MAX_NS, s.max),
-        ],
+        ]),
     }
+    finals
 }
 
 impl Workload for NopWorkload {
@@ -525,11 +612,12 @@ impl Workload for NopWorkload {
             self.area.reset();
         }
         self.area.set_enabled(on);
+        self.measured.mark(on, self.hits.total());
     }
 
     fn facts(&self) -> Facts {
         Facts {
-            finals: per_call_finals(&self.area, self.batch),
+            finals: per_call_finals(&self.area, self.batch, self.measured.batches(self.batch)),
             ..Facts::default()
         }
     }

@@ -439,9 +439,10 @@ fn attach_everywhere(empty: &libbpf_rs::ProgramMut<'_>, retprobe: bool) -> Resul
     let functions = attachable_kernel_functions()?;
     let mut links = Vec::new();
     for (i, chunk) in functions.chunks(ALL_CHUNK).enumerate() {
-        if interrupt::received().is_some() {
-            // Dropping the links detaches them.
-            return Err(Error::setup("interrupted while attaching"));
+        // Dropping the links detaches them.
+        if let Err(err) = interrupt::check("attaching to every kernel function") {
+            progress::tell(Progress::Finished);
+            return Err(err);
         }
         progress::tell(Progress::Attaching {
             done: i * ALL_CHUNK + chunk.len(),

@@ -122,12 +122,22 @@ fn lines(lines: &Lines, chans: &[Channel]) -> Result<(), String> {
             }
         }
     }
-    for piece in rows.into_iter().flatten() {
+    rows.into_iter()
+        .try_for_each(|pieces| check_pieces(pieces, chans))
+}
+
+/// Each piece's quantities and conditions read declared channels.
+fn check_pieces(pieces: &[Piece], chans: &[Channel]) -> Result<(), String> {
+    for piece in pieces {
         match piece {
             Piece::Num(a, _) | Piece::ScaleLetter(a) => drop(agg(a, chans)?),
             Piece::Scaled(a, b, _) => drop((agg(a, chans)?, agg(b, chans)?)),
             Piece::CpuValue(c, _) => drop(channel(chans, c, "a per-CPU line")?),
             Piece::Choose(cond, ..) => check_cond(cond, chans)?,
+            Piece::When(cond, inner) => {
+                check_cond(cond, chans)?;
+                check_pieces(inner, chans)?;
+            }
             _ => {}
         }
     }

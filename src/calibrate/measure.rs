@@ -11,7 +11,7 @@ use crate::benches::{self, Benchmark};
 use crate::bpf;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::figures::{Figure, Frame, Value, View};
+use crate::figures::{Better, Figure, Frame, Value, View};
 use crate::interrupt;
 use crate::report::calibrate as lines;
 use crate::report::console::Console;
@@ -19,7 +19,6 @@ use crate::runner::affinity::{self, Affinity, Placement};
 use crate::runner::inject::{self, Blocks, Injected, Spin};
 use crate::runner::phases::RunSeconds;
 use crate::runner::{self, Prepared, Workload};
-use crate::stats::mean_sd;
 
 /// Everything a run of the calibration needs.
 pub struct Setup {
@@ -52,6 +51,20 @@ pub fn calibrated(name: &str) -> Result<&'static dyn Benchmark> {
             bench.name()
         )));
     }
+    let headline = bench.headline();
+    if headline.better != Better::Higher || !matches!(headline.value, Value::PerSecond(_)) {
+        return Err(Error::usage(format!(
+            "calibrate measures the slowdown a known cost per operation makes in a \
+             benchmark's headline rate, and {}'s headline is {} ({} is better), which that \
+             cost does not move",
+            bench.name(),
+            headline.unit,
+            match headline.better {
+                Better::Higher => "higher",
+                Better::Lower => "lower",
+            }
+        )));
+    }
     Ok(bench)
 }
 
@@ -73,16 +86,26 @@ pub fn prepare(
     if !quiet {
         console.line(&lines::sizing(bench.name()));
     }
-    let first = timed(bench, &config, &placement, metric, None)?;
+    // The spin follows each call of the producer's operation (a trigger of
+    // 1024 lookups, of 1000 loops, a batch of passes), not each hit: a
+    // call's time is measured so, in blocks, with no spin yet.
+    let blocks = Arc::new(Blocks::default());
+    let unspun = Spin {
+        iterations: 0,
+        blocks: Some(Arc::clone(&blocks)),
+    };
+    timed(bench, &config, &placement, metric, Some(unspun))?;
     stopped_while("sizing the injected cost")?;
-    let rate = mean_sd(&first).mean;
-    if rate <= 0.0 {
-        return Err(Error::runtime(format!(
-            "{} measured no operation: nothing to calibrate",
-            bench.name()
-        )));
-    }
-    let op_ns = 1e9 * config.producers as f64 / rate;
+    let op_ns = blocks
+        .measured()
+        .map(|m| m.op_ns)
+        .filter(|ns| *ns > 0.0)
+        .ok_or_else(|| {
+            Error::runtime(format!(
+                "{} measured no operation: nothing to calibrate",
+                bench.name()
+            ))
+        })?;
     let extra_ns = op_ns * args.effect / (100.0 - args.effect);
     let (guess, cpu_ns) = inject::sized_for(extra_ns);
     let sizing = size_in_place(bench, &config, &placement, args.effect, guess)?;
@@ -111,7 +134,7 @@ pub fn prepare(
 fn config_for(bench: &'static dyn Benchmark, args: &CalibrateArgs) -> Result<RunConfig> {
     let config = RunConfig {
         producers: 1,
-        consumers: 0,
+        consumers: bench.info().default_consumers,
         warmup_secs: args.warmup,
         duration_secs: args.duration,
         affinity: match args.affinity {
@@ -124,7 +147,15 @@ fn config_for(bench: &'static dyn Benchmark, args: &CalibrateArgs) -> Result<Run
         repeat: None,
         ..RunConfig::defaults(benches::resolve_params(bench, &[])?)
     };
-    bench.validate(&config)?;
+    // Calibrate takes no option of a benchmark's own: one whose defaults
+    // are refused cannot be calibrated, and the refusal says why.
+    bench.validate(&config).map_err(|err| match err {
+        Error::Usage(why) => Error::usage(format!(
+            "calibrate runs {} with its own options' defaults, which it refuses: {why}",
+            bench.name()
+        )),
+        err => err,
+    })?;
     Ok(config)
 }
 

@@ -246,6 +246,19 @@ pub fn error(err: &crate::error::Error, bench: Option<&str>) {
     }
 }
 
+/// A second SIGINT or SIGTERM (`signal`): bench exits at once.
+pub fn interrupted_twice(signal: &str) {
+    eprintln!(
+        "interrupted by {signal} twice: exiting at once; result files hold the completed runs, \
+         marked partial, and the kernel releases what is still attached"
+    );
+}
+
+/// A piece of libbpf's log (`-v`), as libbpf wrote it.
+pub fn libbpf_log(text: &str) {
+    eprint!("{text}");
+}
+
 /// A bug's one line, instead of a backtrace.
 pub fn internal_error(thread: &str, what: &str) {
     eprintln!("error: internal error in thread {thread}: {what}");

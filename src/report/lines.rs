@@ -195,6 +195,11 @@ impl Printer<'_> {
                 Piece::Choose(cond, yes, no) => {
                     out.push_str(if self.holds(cond, context) { yes } else { no })
                 }
+                Piece::When(cond, pieces) => {
+                    if self.holds(cond, context) {
+                        out.push_str(&self.pieces(pieces, context));
+                    }
+                }
             }
         }
         out

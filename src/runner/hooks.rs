@@ -44,8 +44,10 @@ impl OpHook for Plain {
     }
 }
 
-/// The injected spin after each operation, as many iterations per
-/// operation the call counted.
+/// The injected spin after each call of the operation, however many
+/// operations the call counted (a trigger of 1000 loops, a batch of passes):
+/// a fixed cost per call can be sized for a call of any length, where one
+/// per counted operation could not be smaller than one iteration.
 pub(super) struct Spun {
     pub(super) iterations: u64,
 }
@@ -54,7 +56,7 @@ impl OpHook for Spun {
     #[inline(always)]
     fn call(&mut self, op: &mut impl FnMut() -> Result<u64>) -> Result<u64> {
         let n = op()?;
-        inject::spin(self.iterations.saturating_mul(n));
+        inject::spin(self.iterations);
         Ok(n)
     }
 }
@@ -108,28 +110,30 @@ impl OpHook for Alternating {
     fn call(&mut self, op: &mut impl FnMut() -> Result<u64>) -> Result<u64> {
         let n = op()?;
         if self.spinning {
-            inject::spin(self.iterations.saturating_mul(n));
+            inject::spin(self.iterations);
         }
         Ok(n)
     }
 
-    fn after_burst(&mut self, ops: u64) {
+    /// A block's time per call, as the spin is paid per call ([`Spun`]).
+    fn after_burst(&mut self, _ops: u64) {
         let ns = nanos(self.started.elapsed());
+        let calls = self.block;
         if !self.spinning {
-            self.without = (ns, ops);
+            self.without = (ns, calls);
             self.spinning = true;
             return;
         }
         self.spinning = false;
-        let (without_ns, without_ops) = self.without;
+        let (without_ns, without_calls) = self.without;
         if without_ns < inject::BLOCK_NS && self.block < 1 << 20 {
             self.block *= 2;
         } else {
             self.pairs.push(BlockPair {
                 without_ns,
-                without_ops,
+                without_calls,
                 with_ns: ns,
-                with_ops: ops,
+                with_calls: calls,
             });
         }
     }

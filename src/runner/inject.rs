@@ -1,5 +1,6 @@
 //! A known extra cost per operation, for `bench calibrate`: a busy loop of a
-//! set number of iterations after each of the producers' operations, so that
+//! set number of iterations after each of the producers' operations (each
+//! call, however many operations it counts: a trigger of 1000 loops), so that
 //! a benchmark can be made slower by an amount that is measured, not assumed.
 
 use std::hint::black_box;
@@ -69,7 +70,9 @@ pub fn ns_per_iteration() -> f64 {
 /// The CPU time of one call of `spin(iterations)` among many back to back,
 /// as the producers make them, in ns: the fastest of a few timed batches.
 pub fn ns_per_call(iterations: u64) -> f64 {
-    let calls = (2_000_000 / iterations.max(1)).max(1_000);
+    // About 2 million iterations a batch, whatever the call's length: a
+    // floor of a thousand calls made a batch of 1 ms calls take a second.
+    let calls = (2_000_000 / iterations.max(1)).max(10);
     (0..5)
         .map(|_| {
             let start = thread_cpu_ns();
@@ -116,19 +119,19 @@ pub struct Spin {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BlockPair {
     pub without_ns: u64,
-    pub without_ops: u64,
+    pub without_calls: u64,
     pub with_ns: u64,
-    pub with_ops: u64,
+    pub with_calls: u64,
 }
 
 impl BlockPair {
     /// The wall ns an operation took in this pair without and with the
     /// spin; `None` for a block that made no operation.
     fn per_op(&self) -> Option<(f64, f64)> {
-        (self.without_ops > 0 && self.with_ops > 0).then(|| {
+        (self.without_calls > 0 && self.with_calls > 0).then(|| {
             (
-                self.without_ns as f64 / self.without_ops as f64,
-                self.with_ns as f64 / self.with_ops as f64,
+                self.without_ns as f64 / self.without_calls as f64,
+                self.with_ns as f64 / self.with_calls as f64,
             )
         })
     }

@@ -46,7 +46,8 @@ pub enum RunMeasurement {
     /// request cut the run short.
     Timed(Vec<Sample>),
     Fixed(FixedRun),
-    /// An interrupt arrived during set-up: the threads never started.
+    /// An interrupt arrived during set-up (or stopped it: its
+    /// `Error::Interrupted`): the threads never started.
     NotStarted,
 }
 
@@ -126,7 +127,19 @@ pub fn run(
     observers: &mut Observers<'_, '_>,
 ) -> Result<Ran> {
     announce(observers, |o| o.setting_up());
-    let SetUp { run, trigger, .. } = setup()?;
+    let SetUp { run, trigger, .. } = match setup() {
+        Ok(setup) => setup,
+        // A set-up a signal stopped (`interrupt::check`) dropped what it
+        // made: there is nothing to run or tear down.
+        Err(Error::Interrupted { .. }) => {
+            return Ok(Ran {
+                measured: RunMeasurement::NotStarted,
+                facts: Facts::default(),
+                trigger: None,
+            })
+        }
+        Err(err) => return Err(err),
+    };
     let Prepared::Producers(workload) = run else {
         return Err(Error::setup(
             "the benchmark set up attach cycles, not producers",

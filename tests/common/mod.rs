@@ -256,13 +256,22 @@ pub fn assert_one_clear_line(out: &Output, code: i32, needle: &str) {
 
 /// Names of the tool's BPF programs that are loaded at this moment.
 pub fn loaded_programs() -> Vec<String> {
-    const OURS: [&str; 6] = [
-        "count_", "drive_", "empty_k", "empty_f", "usleep_", "profile_",
-    ];
     libbpf_rs::query::ProgInfoIter::default()
         .map(|p| p.name.to_string_lossy().into_owned())
-        .filter(|name| OURS.iter().any(|prefix| name.starts_with(prefix)))
+        .filter(|name| is_ours(name))
         .collect()
+}
+
+/// The prefixes of bench's program names, by which the leak checks know them.
+pub const PROGRAM_PREFIXES: [&str; 6] = [
+    "count_", "drive_", "empty_k", "empty_f", "usleep_", "profile_",
+];
+
+/// Whether a program of this name is bench's.
+pub fn is_ours(name: &str) -> bool {
+    PROGRAM_PREFIXES
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
 }
 
 /// Asserts that no program of bench's is still loaded.
@@ -512,4 +521,32 @@ pub fn spawn_json(line: &str) -> (PathBuf, PathBuf, Child) {
 /// Starts bench with `args`, its stdout and stderr piped.
 pub fn spawn(args: &[&str]) -> Child {
     spawn_bin(&bench_bin(), args)
+}
+
+/// Runs bench on `line` in a pids cgroup of its own (cgroup v1's pids
+/// hierarchy, or v2) that holds at most `max` tasks, so that a batch of
+/// threads past it cannot take the machine's pids.
+pub fn in_pids_cgroup(max: u64, line: &str) -> Output {
+    use std::os::unix::process::CommandExt;
+    let v1 = std::path::Path::new("/sys/fs/cgroup/pids");
+    let root = if v1.is_dir() {
+        v1
+    } else {
+        std::path::Path::new("/sys/fs/cgroup")
+    };
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = root.join(format!("bench-test-{}-{n}", std::process::id()));
+    fs::create_dir_all(&dir).expect("a pids cgroup can be made (run as root)");
+    fs::write(dir.join("pids.max"), max.to_string()).expect("pids.max is writable");
+    let procs = dir.join("cgroup.procs");
+    let mut cmd = Command::new(bench_bin());
+    cmd.args(words(line));
+    // SAFETY: the child only writes its pid to a file before it execs.
+    unsafe {
+        cmd.pre_exec(move || fs::write(&procs, std::process::id().to_string()));
+    }
+    let out = run_cmd(cmd);
+    let _ = fs::remove_dir(&dir);
+    out
 }

@@ -467,3 +467,86 @@ fn every_file_is_on_the_architecture_map() {
         missing.join(", ")
     );
 }
+
+/// The name of each BPF program `bpf/*.bpf.c` defines: the function after a
+/// `SEC(...)` line, or the name given to a program-making macro. The
+/// programs `HELPER_ENTRIES` makes are named by the macro itself.
+fn bpf_program_names() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bpf");
+    let mut found = Vec::new();
+    for entry in fs::read_dir(&dir).expect("bpf/ is readable") {
+        let path = entry.expect("bpf/ is listed").path();
+        if !path.to_string_lossy().ends_with(".bpf.c") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).expect("a BPF source is readable");
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
+        let file = file.unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let name = if line.starts_with("SEC(") {
+                let next = lines.get(i + 1).copied().unwrap_or_default();
+                next.split('(')
+                    .next()
+                    .and_then(|head| head.split_whitespace().last())
+            } else if line.starts_with("EMPTY_PROGRAM(") || line.starts_with("BODY_PROGRAM(") {
+                line.split(',')
+                    .nth(1)
+                    .map(|arg| arg.trim().trim_end_matches(')'))
+            } else {
+                None
+            };
+            if let Some(name) = name {
+                found.push((format!("{file}:{}", i + 1), name.to_string()));
+            }
+        }
+    }
+    found
+}
+
+/// The leak checks know bench's programs by their names' prefixes
+/// (`tests/common`'s `PROGRAM_PREFIXES`): a program named otherwise would
+/// stay loaded unseen.
+#[test]
+fn every_bpf_program_is_named_for_the_leak_checks() {
+    let names = bpf_program_names();
+    assert!(
+        names.len() > 30,
+        "the sources' programs were not found: {names:?}"
+    );
+    let unseen: Vec<String> = names
+        .iter()
+        .filter(|(_, name)| !crate::common::is_ours(name))
+        .map(|(place, name)| format!("{name} ({place})"))
+        .collect();
+    assert!(
+        unseen.is_empty(),
+        "BPF programs the leak checks would not see (name them count_..., drive_...): {}",
+        unseen.join(", ")
+    );
+}
+
+/// Every line bench writes is built and written in `report/`: elsewhere no
+/// `print!`, `println!`, `eprint!` or `eprintln!` (a comment may name them).
+#[test]
+fn nothing_outside_report_prints() {
+    let printers = ["print!(", "println!(", "eprint!(", "eprintln!("];
+    let mut found = Vec::new();
+    for (module, path) in modules() {
+        if module.first().is_some_and(|first| first == "report") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).expect("a source file is readable");
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if printers.iter().any(|p| code.contains(p)) {
+                found.push(format!("{}:{}", path.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "printing outside src/report/: {}",
+        found.join(", ")
+    );
+}

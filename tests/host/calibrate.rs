@@ -74,6 +74,7 @@ fn calibrate_refuses_what_it_cannot_do_in_one_sentence() {
         calibrate --budget 10 -w0 -d1 trig-usermode-count | --budget 10 is below the least a calibration with -w0 -d1 takes: 16 s
         calibrate attach-uprobe-multi | attach-uprobe-multi runs attach cycles
         calibrate attach-fentry | attach-fentry runs attach cycles
+        calibrate lpm-trie-lookup | calibrate runs lpm-trie-lookup with its own options' defaults, which it refuses: lpm-trie-lookup needs --nr_entries N
         ",
     ) {
         let out = bench(args);
@@ -111,4 +112,74 @@ fn ctrl_c_while_sizing_says_nothing_was_measured_and_leaves_nothing_attached() {
         "interrupted by SIGINT while sizing the injected cost: nothing measured",
     );
     assert_nothing_left();
+}
+
+/// A benchmark whose headline a slower operation does not move (a
+/// false-positive share, a grace period's latency) is refused before
+/// set-up, at once. 4c30c63 sized a loop for bloom-false-positive from its
+/// percentage and spun in user space for good, deaf to SIGINT: a run left
+/// after 10 s is killed here, and fails the test.
+#[test]
+fn calibrate_refuses_a_headline_that_is_no_rate_before_set_up() {
+    for (name, headline) in [
+        ("bloom-false-positive", "false positive % (lower is better)"),
+        (
+            "local-storage-tasks-trace",
+            "grace period latency us (lower is better)",
+        ),
+    ] {
+        let mut child = spawn_line(&format!("calibrate --budget 60 -w0 -d1 {name}"));
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("calibrate {name} still ran after 10 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = finish_child(child, std::time::Duration::from_secs(1), String::new());
+        assert_one_clear_line(
+            &out,
+            2,
+            &format!(
+                "calibrate measures the slowdown a known cost per operation makes in a \
+                 benchmark's headline rate, and {name}'s headline is {headline}"
+            ),
+        );
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+    }
+}
+
+/// The loop follows each operation the producer counts: for the bloom
+/// benchmarks a trigger of 1024 lookups or a walk of 1000 values, tens of
+/// µs, not one hit's tens of ns. 4c30c63 sized it from the hits' rate:
+/// 2 % expected of hashmap-with-bloom, "no measurable slowdown" of
+/// bloom-lookup. The rounds are not waited for: a SIGINT once sized.
+#[test]
+fn calibrate_sizes_the_cost_of_an_operation_of_many_hits() {
+    let _lock = probe_lock();
+    for name in ["hashmap-with-bloom", "bloom-lookup"] {
+        let mut child = spawn_line(&format!("calibrate --budget 60 -w0 -d1 {name}"));
+        let seen = read_until(&mut child, "injected: ", 1, false);
+        send_signal(&child, libc::SIGINT);
+        let out = finish_child(child, std::time::Duration::from_secs(30), seen);
+        assert_eq!(out.code, 130, "{name}: {}", out.stderr);
+        let injected = line_starting(&out.stdout, "injected: ");
+        let operation: f64 = injected
+            .split("in the benchmark itself (")
+            .nth(1)
+            .and_then(|rest| rest.split(" ns an operation").next())
+            .and_then(|ns| ns.parse().ok())
+            .unwrap_or_else(|| panic!("{injected}"));
+        assert!(operation > 1000.0, "{name}: {injected}");
+        let expected: f64 = injected
+            .split("expected ")
+            .nth(1)
+            .and_then(|rest| rest.split(" % slower").next())
+            .and_then(|pct| pct.parse().ok())
+            .unwrap_or_else(|| panic!("{injected}"));
+        assert!((3.0..8.0).contains(&expected), "{name}: {injected}");
+        assert_nothing_left();
+    }
 }

@@ -42,6 +42,29 @@ fn loops_count_every_iteration() {
     assert_nothing_left();
 }
 
+/// Past 1000 iterations a call, a trigger makes fewer calls: at most a
+/// million iterations, or one call of `--nr_loops`, so that it holds its CPU
+/// in the kernel for milliseconds (4c30c63 made 1000 calls at every value:
+/// 8388608 × 1000 iterations, a soft lockup; the largest values run in a
+/// guest, tests/vm.rs). The values here cost that build at most 2.5e8
+/// iterations a trigger, under 2 s even at its slowest, 7.4 ns each.
+#[test]
+fn a_trigger_makes_at_most_a_million_iterations_past_1000_a_call() {
+    let _lock = probe_lock();
+    for bench in ["bpf-loop", "bpf-for"] {
+        for (nr_loops, calls) in [(1000, 1000), (1001, 999), (100_000, 10), (250_000, 4)] {
+            let out = bench_ok(&format!("-q -r 2 --nr_loops {nr_loops} {bench}"));
+            assert_eq!(
+                fixed_hits(&out.stdout),
+                2 * calls * nr_loops,
+                "{bench} --nr_loops {nr_loops}: {}",
+                out.stdout
+            );
+        }
+    }
+    assert_nothing_left();
+}
+
 /// Every comparison counts, whatever the length; on upstream's trigger (the
 /// getpgid tracepoint) the calls of other processes do not.
 #[test]

@@ -25,6 +25,7 @@ mod history;
 mod history_page;
 mod htab_mem;
 mod latency;
+mod limits;
 mod local_storage;
 mod local_storage_create;
 mod lpm;

@@ -543,6 +543,8 @@ fn sweep_values_are_checked_before_anything_runs() {
         --sweep breakpoints=0,5 breakpoint-thread | an x86 CPU has 4 hardware breakpoint slots
         --plot x.svg trig-rawtp | --plot draws a sweep
         --sweep producers=1 -r 5 trig-rawtp | does not combine with --repeat
+        --sweep use-case=0,1 htab-mem | --sweep use-case: --use-case takes a word, and a sweep varies numbers and flags only: run each value of --use-case on its own
+        -c 1 --sweep rb-b2b=0,2 rb-libbpf | --sweep rb-b2b=2: a flag takes 0 (off) and 1 (on)
         ",
     ) {
         let out = bench(args);

@@ -110,3 +110,56 @@ fn what_upstream_refuses_is_refused() {
         );
     }
 }
+
+/// A fixed run reads every byte it sent, however late its reader starts and
+/// whatever its parser cuts: the delay is waited out (4c30c63 dropped it
+/// and read nothing), a count of files whose bytes a parser would hold back
+/// in part is refused (4c30c63 read 655000 of 655360), and Ctrl-C ends the
+/// delay at once.
+#[test]
+fn a_fixed_run_reads_every_byte_with_a_delayed_reader_or_a_parser() {
+    let _lock = probe_lock();
+    let started = std::time::Instant::now();
+    let out = bench_ok("-q -r 1 --delay-consumer 2 sockmap");
+    assert!(started.elapsed().as_secs_f64() >= 2.0, "{}", out.stdout);
+    assert_eq!(count(&out.stdout, " bytes sent"), FILE_SIZE);
+    assert_eq!(count(&out.stdout, " bytes received"), FILE_SIZE);
+
+    let out = bench("-q -r 5 --rx-strp 1000 sockmap");
+    assert_one_clear_line(
+        &out,
+        USAGE,
+        "--rx-strp 1000 passes whole 1000-byte messages only, and -r 5 sends 655360 bytes, \
+         whose last 360 the parser would hold back for good: give -r a multiple of 125, or an \
+         --rx-strp that divides 131072",
+    );
+    let out = bench_ok("-q -r 125 --rx-strp 1000 sockmap");
+    assert_eq!(count(&out.stdout, " bytes received"), 125 * FILE_SIZE);
+
+    // Set-up takes a tenth of a second: the signal comes in the delay.
+    let child = spawn_line("-r 1 --delay-consumer 100 sockmap");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    send_signal(&child, libc::SIGINT);
+    let signalled = std::time::Instant::now();
+    let out = finish_child(child, std::time::Duration::from_secs(30), String::new());
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert!(signalled.elapsed().as_secs_f64() < 1.0, "{}", out.stderr);
+    assert_nothing_left();
+}
+
+/// A timed run of the default mode reads a fraction of what it sent (the
+/// kernel queues the redirected bytes for c2 without waiting for it): the
+/// run says where the rest is, before its Summary, which stays last.
+#[test]
+fn a_timed_run_says_where_the_bytes_it_did_not_read_are() {
+    let _lock = probe_lock();
+    let out = bench_ok("-w0 -d1 sockmap");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let note = lines[lines.len() - 2];
+    assert!(
+        note.starts_with("# ") && note.contains(" MB sent were still queued in the kernel, unread"),
+        "{}",
+        out.stdout
+    );
+    assert_starts(lines[lines.len() - 1], "Summary: total trans ");
+}

@@ -18,10 +18,32 @@ fn human_line(line: &str) -> u64 {
         assert_eq!(decimals.len(), 2, "{line}");
         figure.parse::<f64>().expect(line);
     }
-    rest.strip_suffix(" samples)")
-        .expect(line)
-        .parse()
-        .expect(line)
+    let (samples, which) = rest.split_once(" samples").expect(line);
+    assert!(which.ends_with(", less outliers)"), "{line}");
+    samples.parse().expect(line)
+}
+
+/// The median's line says which batches it is of: every batch a short run
+/// made, or, where batches of a thousand passes ran by the million, the
+/// first 4096 each CPU timed (4c30c63 said "(N samples)" alone).
+#[test]
+fn the_median_says_which_batches_it_comes_from() {
+    let _lock = probe_lock();
+    let out = bench_ok("-q -r 20 --batch-iters 100000 bpf-nop");
+    assert_has(
+        out.stdout.lines().last().unwrap(),
+        " samples: every batch run, less outliers)",
+    );
+    let out = bench_ok("-q -w0 -d1 --batch-iters 1000 bpf-nop");
+    let last = out.stdout.lines().last().unwrap();
+    let which = last.split(" samples: the ").nth(1).expect(last);
+    let (timed, rest) = which.split_once(" batches timed of ").expect(last);
+    let (run, rest) = rest
+        .split_once(" run (a CPU times its first 4096)")
+        .expect(last);
+    let (timed, run): (u64, u64) = (timed.parse().expect(last), run.parse().expect(last));
+    assert!(timed % 4096 == 0 && timed < run, "{last}");
+    assert_eq!(rest, ", less outliers)", "{last}");
 }
 
 #[test]

@@ -31,7 +31,7 @@ use self::perf_buffer::LibbpfPerfBuffer;
 use self::perf_rings::PerfRings;
 pub(crate) use self::ring::MappedRing;
 use self::workload::{consumer_epolls, BufWorkload, Buffers};
-use super::{Benchmark, Info, Workers};
+use super::{memory, Benchmark, Info, Workers};
 use crate::bpf::skel::ringbuf::{RingbufSkel, RingbufSkelBuilder};
 use crate::bpf::Needs;
 use crate::bpf::{self, HitCounters};
@@ -76,7 +76,8 @@ pub const RINGBUF_SZ: NumberOption = NumberOption {
     long: "ringbuf-sz",
     short: None,
     value_name: "BYTES",
-    help: "Size of each ring buffer, a power of two and a multiple of the page size",
+    help: "Size of each ring buffer, a power of two and a multiple of the page size; one per \
+           consumer, all within half the available memory",
     default: 512 * 1024,
     min: 4096,
     max: 1 << 30,
@@ -86,7 +87,8 @@ pub const PERFBUF_SZ: NumberOption = NumberOption {
     long: "perfbuf-sz",
     short: None,
     value_name: "PAGES",
-    help: "Pages of each per-CPU perf buffer, a power of two",
+    help: "Pages of each per-CPU perf buffer, a power of two; all within half the available \
+           memory",
     default: 128,
     min: 1,
     max: 1 << 16,
@@ -313,7 +315,8 @@ impl Benchmark for BufBench {
                 s.perfbuf_pages
             )));
         }
-        wakeup_fits(self.kind, &s, page)
+        wakeup_fits(self.kind, &s, page)?;
+        self.check_memory(&s, config.consumers, page)
     }
 
     fn setup(&self, config: &RunConfig) -> Result<SetUp> {
@@ -355,9 +358,9 @@ impl Benchmark for BufBench {
             unsafe { HitCounters::new(skel.maps.bss_data.as_deref().map(|bss| &bss.drops[..]))? };
         // Attached last: nothing is emitted before every buffer is in place.
         let prog = if self.kind.is_ringbuf() {
-            &skel.progs.rb_produce
+            &skel.progs.count_rb_produce
         } else {
-            &skel.progs.pb_produce
+            &skel.progs.count_pb_produce
         };
         let link = prog
             .attach()
@@ -376,6 +379,38 @@ impl Benchmark for BufBench {
 }
 
 impl BufBench {
+    /// Refuses buffers that would take more than half the memory: a ring
+    /// of --ringbuf-sz per consumer, or a perf buffer of --perfbuf-sz pages
+    /// per possible CPU, all of it the kernel's.
+    fn check_memory(&self, s: &Settings, consumers: usize, page: u64) -> Result<()> {
+        let (bytes, given, what, option) = match self.kind.is_ringbuf() {
+            true => (
+                s.ringbuf_sz.saturating_mul(consumers as u64),
+                format!("-c {consumers} and --ringbuf-sz {}", s.ringbuf_sz),
+                "a ring buffer per consumer".to_string(),
+                "--ringbuf-sz or -c",
+            ),
+            false => {
+                let cpus = libbpf_rs::num_possible_cpus().unwrap_or(1) as u64;
+                (
+                    s.perfbuf_pages.saturating_mul(page).saturating_mul(cpus),
+                    format!("--perfbuf-sz {}", s.perfbuf_pages),
+                    format!("a perf buffer on each of {cpus} possible CPUs"),
+                    "--perfbuf-sz",
+                )
+            }
+        };
+        memory::check(
+            self.info.name,
+            memory::Need {
+                given: &given,
+                what: &what,
+                bytes,
+                smaller: option,
+            },
+        )
+    }
+
     /// Opens the ring buffer object for this run's settings and loads the
     /// program this benchmark emits with.
     fn load(&self, s: &Settings, consumers: usize) -> Result<bpf::Owned<RingbufSkel<'static>>> {
@@ -393,9 +428,9 @@ impl BufBench {
         rodata.nr_rings = consumers as u32;
         rodata.tgid = std::process::id();
         if self.kind.is_ringbuf() {
-            open.progs.rb_produce.set_autoload(true);
+            open.progs.count_rb_produce.set_autoload(true);
         } else {
-            open.progs.pb_produce.set_autoload(true);
+            open.progs.count_pb_produce.set_autoload(true);
         }
         let skel = open
             .load()
@@ -415,6 +450,9 @@ pub(crate) fn create_rings(array: &dyn MapCore, count: usize, size: u64) -> Resu
     };
     (0..count)
         .map(|i| {
+            // A ring of a GiB takes a tenth of a second: a signal stops
+            // between them.
+            crate::interrupt::check("creating the ring buffers")?;
             let ring = MapHandle::create(MapType::RingBuf, Some("bench_ring"), 0, 0, size, &opts)
                 .map_err(|e| bpf::load_error("a ring buffer map", &e))?;
             let fd = ring.as_fd().as_raw_fd() as u32;

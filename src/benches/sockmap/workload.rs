@@ -12,6 +12,7 @@ use crate::bpf::skel::sockmap::SockmapSkel;
 use crate::bpf::Owned;
 use crate::channels::Readings;
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::runner::{ConsumerCtx, ProducerCtx, Workload};
 
 /// How long the consumer of a fixed-work run waits, once the producer is
@@ -47,6 +48,7 @@ pub(super) struct SockmapWorkload {
     producer_duration: Option<u64>,
     counts: [Counter; 4],
     producer_done: AtomicBool,
+    producer_failed: AtomicBool,
     /// A fixed-work run: the consumer reads what was sent to the last byte.
     drain: bool,
     skel: Owned<SockmapSkel<'static>>,
@@ -71,6 +73,7 @@ impl SockmapWorkload {
             producer_duration: (producer_duration > 0).then_some(producer_duration),
             counts: Default::default(),
             producer_done: AtomicBool::new(false),
+            producer_failed: AtomicBool::new(false),
             drain,
             skel,
         })
@@ -203,6 +206,7 @@ impl Workload for SockmapWorkload {
             self.send_file(ctx)?;
             Ok(1)
         });
+        self.producer_failed.store(result.is_err(), Relaxed);
         self.producer_done.store(true, Relaxed);
         result
     }
@@ -214,7 +218,14 @@ impl Workload for SockmapWorkload {
         }
         let start = Instant::now();
         while start.elapsed() < self.delay_consumer {
-            if ctx.should_stop() {
+            // A fixed-work run reads all it sent, however late it starts:
+            // the producer's end does not cut the delay short; Ctrl-C and a
+            // failure do.
+            let over = match self.drain {
+                true => interrupt::received().is_some() || self.producer_failed.load(Relaxed),
+                false => ctx.should_stop(),
+            };
+            if over {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(20));

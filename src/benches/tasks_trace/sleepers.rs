@@ -10,6 +10,7 @@
 //! lock no thread of bench ever takes.
 
 use crate::error::{Error, Result};
+use crate::interrupt;
 
 /// The children forked, killed and reaped on drop.
 pub struct Sleepers {
@@ -32,6 +33,11 @@ impl Sleepers {
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
         for i in 0..count {
+            // Thousands of forks take seconds: a signal stops between them
+            // (`sleepers` drops, killing those forked).
+            if i % 256 == 0 {
+                interrupt::check("forking the sleeper processes")?;
+            }
             // SAFETY: the child runs `sleep_and_call` alone, which makes
             // async-signal-safe system calls and never returns.
             match unsafe { libc::fork() } {

@@ -11,7 +11,7 @@ use std::os::fd::{AsFd, AsRawFd};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, ProgramInput, ProgramMut};
 
-use super::timing::{self, timing_lines, Area, MACHINE_READABLE};
+use super::timing::{self, timing_lines, Area, Measured, MACHINE_READABLE};
 use super::{Benchmark, Info};
 use crate::bpf::skel::xdp_lb::{XdpLbSkel, XdpLbSkelBuilder};
 use crate::bpf::{self, HitCounters, Needs};
@@ -128,6 +128,7 @@ fn scenario_of(name: &str) -> Result<&'static Scenario> {
 struct LbWorkload {
     area: Area,
     hits: HitCounters,
+    measured: Measured,
     batch: u64,
     scenario: &'static Scenario,
     packet: Vec<u8>,
@@ -173,6 +174,7 @@ impl LbWorkload {
         Ok(LbWorkload {
             area,
             hits,
+            measured: Measured::default(),
             batch: 0,
             scenario,
             packet: scenario.packet(),
@@ -377,11 +379,14 @@ impl Workload for LbWorkload {
             self.area.reset();
         }
         self.area.set_enabled(on);
+        self.measured.mark(on, self.hits.total());
     }
 
     fn facts(&self) -> Facts {
+        // A run's hits are its batch and the packet whose verdict it returns.
+        let batches = self.measured.batches(self.batch + 1);
         Facts {
-            finals: timing::per_call_finals(&self.area, self.batch),
+            finals: timing::per_call_finals(&self.area, self.batch, batches),
             ..Facts::default()
         }
     }
