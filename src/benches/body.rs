@@ -144,6 +144,16 @@ impl BodyState {
         }
     }
 
+    /// Discards the events already in the rings: those of hits before the
+    /// run (the red zone check's), which its consumers must not count.
+    pub fn discard_pending(&self) {
+        if let Some(rings) = &self.rings {
+            for ring in &rings.mapped {
+                ring.process();
+            }
+        }
+    }
+
     /// A consumer: drains its ring until the run stops, then what is left.
     pub fn consume(&self, ctx: &ConsumerCtx<'_>) -> Result<()> {
         let Some(rings) = &self.rings else {

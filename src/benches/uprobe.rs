@@ -458,6 +458,8 @@ impl<S> ProbedTarget<S> {
         target: Target,
         red_zone: Result<RedZoneFound>,
     ) -> Self {
+        // The red zone check hit the site with the program attached.
+        body.discard_pending();
         ProbedTarget {
             _link: link,
             body,

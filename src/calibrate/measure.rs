@@ -55,9 +55,10 @@ pub fn calibrated(name: &str) -> Result<&'static dyn Benchmark> {
     if headline.better != Better::Higher || !matches!(headline.value, Value::PerSecond(_)) {
         return Err(Error::usage(format!(
             "calibrate measures the slowdown a known cost per operation makes in a \
-             benchmark's headline rate, and {}'s headline is {} ({} is better), which that \
-             cost does not move",
+             benchmark's headline rate, and {}'s headline is {} in {} ({} is better), which \
+             that cost does not move",
             bench.name(),
+            headline.name,
             headline.unit,
             match headline.better {
                 Better::Higher => "higher",

@@ -122,10 +122,13 @@ fn ctrl_c_while_sizing_says_nothing_was_measured_and_leaves_nothing_attached() {
 #[test]
 fn calibrate_refuses_a_headline_that_is_no_rate_before_set_up() {
     for (name, headline) in [
-        ("bloom-false-positive", "false positive % (lower is better)"),
+        (
+            "bloom-false-positive",
+            "false-positive in % (lower is better)",
+        ),
         (
             "local-storage-tasks-trace",
-            "grace period latency us (lower is better)",
+            "grace period latency in us/grace period (lower is better)",
         ),
     ] {
         let mut child = spawn_line(&format!("calibrate --budget 60 -w0 -d1 {name}"));

@@ -92,7 +92,7 @@ fn xdp_lb_prints_the_kernel_runners_lines() {
         last.starts_with("tcp-v4-lru-warmup: median ")
             && last.contains(" ns/op, stddev ")
             && last.contains(", p99 ")
-            && last.ends_with(" samples)"),
+            && last.ends_with(" samples: every batch run, less outliers)"),
         "{}",
         out.stdout
     );
