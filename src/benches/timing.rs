@@ -419,6 +419,12 @@ impl BpfNop {
     }
 }
 
+/// Whether the kernel refuses may_goto as an instruction it does not know
+/// (before 6.9): bpf-nop's may_goto loop, loaded to see.
+pub(super) fn lacks_may_goto() -> bool {
+    matches!(load_program(MAY_GOTO_PROGRAM), Err(err) if bpf::errno(&err) == Some(libc::EINVAL))
+}
+
 /// Whether the kernel's BTF says it has no bpf_loop helper.
 fn lacks_bpf_loop() -> bool {
     super::helper_trigger::lacking(&[super::helpers::BPF_LOOP]).is_err()

@@ -19,6 +19,7 @@ use crate::channels::Readings;
 use crate::config::{BenchOption, RunConfig, TextOption};
 use crate::error::{Error, Result};
 use crate::figures;
+use crate::kernel;
 use crate::lines::{Lines, Piece};
 use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
 use packet::{Scenario, SCENARIOS};
@@ -147,9 +148,18 @@ impl LbWorkload {
         let open = XdpLbSkelBuilder::default()
             .open(unsafe { storage.object() })
             .map_err(|e| bpf::load_error("the xdp-lb object", &e))?;
-        let skel = open
-            .load()
-            .map_err(|e| bpf::load_error("the xdp-lb program", &e))?;
+        let skel = open.load().map_err(|e| {
+            // Upstream's loop is can_loop: may_goto, an opcode older
+            // verifiers reject as unknown.
+            if bpf::errno(&e) == Some(libc::EINVAL) && timing::lacks_may_goto() {
+                Error::unsupported(kernel::needs_linux(
+                    "xdp-lb's loop is upstream's can_loop, and the may_goto instruction needs",
+                    "6.9",
+                ))
+            } else {
+                bpf::load_error("the xdp-lb program", &e)
+            }
+        })?;
         let mut skel = bpf::Owned::new(skel, storage);
         let tables = fill_maps(&skel, scenario)?;
         let bss = skel
