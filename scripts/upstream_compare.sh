@@ -65,9 +65,9 @@ run_upstream() {
 
 # summary_rate NAME SIDE COMMAND...: runs one benchmark and prints the first
 # number of its Summary line (hits or throughput in M/s; htab-mem's
-# per-producer k ops/s: the same unit on both sides), or of its first
-# per-CPU lookup line (bpf-hashmap-lookup's M lookups/s). A failed run ends
-# the script.
+# per-producer k ops/s: the same unit on both sides), of its first per-CPU
+# lookup line (bpf-hashmap-lookup's M lookups/s), or its median line's calls
+# per second (bpf-nop, xdp-lb). A failed run ends the script.
 summary_rate() {
 	local name=$1 side=$2 out rate err
 	shift 2
@@ -82,6 +82,11 @@ summary_rate() {
 	# "cpuNN: lookup X.XXXM ± ..." per CPU, timed inside BPF; bench prints the
 	# same line, and both sides are read from it (the first CPU's).
 	rate=$(sed -n -e 's/^cpu[0-9]*: lookup \([0-9][0-9.]*\)M .*/\1/p' <<<"$out" | head -n1)
+	# bpf-nop and xdp-lb: the median time a call inside BPF ("NAME: median X
+	# ns/op" on both sides), as calls per second (1000 / X M/s), so that the
+	# ratio reads as every other: higher is faster.
+	[[ -n $rate ]] ||
+		rate=$(awk '$2 == "median" && $4 == "ns/op," && $3 > 0 {printf "%.3f\n", 1000 / $3; exit}' <<<"$out")
 	[[ -n $rate ]] ||
 		rate=$(sed -n -e 's/^Summary: [^0-9]*\([0-9][0-9.]*\).*/\1/p' <<<"$out" | head -n1)
 	if [[ -z $rate ]]; then

@@ -540,7 +540,7 @@ fn median_time(area: &Area, batch: u64, run: &impl Fn() -> Result<()>) -> Result
 /// per-call time can be taken from batches whose time is not their calls'.
 pub(super) fn calibrate(area: &Area, run: impl Fn() -> Result<()>) -> Result<u64> {
     let seed = median_time(area, SEED_BATCH, &run)?;
-    let batch = timing::batch_for(seed / SEED_BATCH, MAX_BATCH);
+    let batch = timing::batch_for(seed, SEED_BATCH, MAX_BATCH);
     let time_n = median_time(area, batch, &run)?;
     let time_2n = median_time(area, 2 * batch, &run)?;
     timing::proportionality(time_n, time_2n).map_err(|d| {

@@ -12,12 +12,20 @@ pub const PROPORTIONALITY_TOLERANCE: f64 = 0.05;
 /// Fewer values than this are not cut: quartiles of so few say little.
 const MIN_TO_CUT: usize = 8;
 
-/// The calls a batch makes to take [`TARGET_BATCH_NS`] at `per_call_ns`,
-/// within `MIN_BATCH..=max`.
-pub fn batch_for(per_call_ns: u64, max: u64) -> u64 {
-    match per_call_ns {
+/// The calls a batch makes to take [`TARGET_BATCH_NS`], from `calls` that
+/// took `time_ns`, within `MIN_BATCH..=max`. From the total, not a whole
+/// number of ns per call: a call under a nanosecond would truncate to 0
+/// and size the batch at its minimum, where the two time readings around
+/// it outweigh the calls (the kernel runner does that, and warns).
+pub fn batch_for(time_ns: u64, calls: u64, max: u64) -> u64 {
+    match time_ns {
         0 => MIN_BATCH,
-        ns => (TARGET_BATCH_NS / ns).clamp(MIN_BATCH, max.max(MIN_BATCH)),
+        ns => {
+            let batch = u128::from(TARGET_BATCH_NS) * u128::from(calls) / u128::from(ns);
+            u64::try_from(batch)
+                .unwrap_or(u64::MAX)
+                .clamp(MIN_BATCH, max.max(MIN_BATCH))
+        }
     }
 }
 
@@ -131,10 +139,12 @@ mod tests {
 
     #[test]
     fn a_batch_is_sized_to_ten_milliseconds_within_its_bounds() {
-        assert_eq!(batch_for(1_000, 8_000_000), 10_000);
-        assert_eq!(batch_for(0, 8_000_000), MIN_BATCH);
-        assert_eq!(batch_for(1_000_000, 8_000_000), MIN_BATCH);
-        assert_eq!(batch_for(1, 8_000_000), 8_000_000);
+        assert_eq!(batch_for(100_000, 100, 8_000_000), 10_000);
+        assert_eq!(batch_for(0, 100, 8_000_000), MIN_BATCH);
+        assert_eq!(batch_for(100_000_000, 100, 8_000_000), MIN_BATCH);
+        assert_eq!(batch_for(100, 100, 8_000_000), 8_000_000);
+        // 100 calls in 60 ns (0.6 ns a call): not a batch of the minimum.
+        assert_eq!(batch_for(60, 100, 100_000_000), 16_666_666);
         assert_eq!(median_of(&[5, 1, 9, 3, 7]), Some(5));
         assert_eq!(median_of(&[]), None);
     }
