@@ -8,11 +8,6 @@
  * and asks may_goto whether the program's loop budget is left. A kernel
  * without may_goto (before 6.9) refuses it; drive_nop_bpf_loop then makes
  * the passes as bpf_loop() calls of an empty callback, a loop of other cost.
- *
- * Like the runner's programs, built with -mcpu=v3 (build.rs): at clang's
- * default (v1) each pass widens the 32-bit counter with two shifts before
- * its compare, seven instructions a pass for the runner's four, and the
- * median doubles (0.80 ns/op for the runner's 0.40 on this host).
  */
 #include <stdbool.h>
 #include <linux/bpf.h>

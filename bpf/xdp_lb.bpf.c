@@ -7,9 +7,6 @@
  * flow; count; and encapsulate (IPIP, IPv4-in-IPv6 or IP6IP6) for XDP_TX.
  * Each run times batch_iters packets (timing.h), undoing the encapsulation
  * between them, then processes one more whose verdict it returns.
- *
- * Like the runner's programs, built with -mcpu=v3 (build.rs): the time of
- * a packet is the instructions' time.
  */
 #include <stddef.h>
 #include <stdbool.h>

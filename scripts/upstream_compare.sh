@@ -5,7 +5,7 @@
 # alternating), each run's rate read from its Summary line, and the median of
 # the per-pair ratios bench/upstream.
 #   UPSTREAM=/path/to/upstream/bench PAIRS=3 scripts/upstream_compare.sh [OPTION...] NAME...
-# OPTIONs go to both runners, each in its joined form: -wN -dN -a -pN
+# OPTIONs go to both runners, each in its joined form: -wN -dN -a -pN -cN
 # (default -w1 -d3 -a), and a family's own as --name=value
 # (--nr_entries=1000). --markdown prints the table as Markdown. A NAME one
 # of the two cannot run on this kernel is skipped with the reason; BENCH_BIN
@@ -39,10 +39,10 @@ for arg in "$@"; do
 		# Both runners must read an option the same way: the kernel's
 		# refuses -w0 and takes no space between an option and its value
 		# here, where the names follow.
-		[[ $arg =~ ^-(a|[wdp][1-9][0-9]*)$ ]] ||
-			refuse "options go to both runners as -wN -dN -a -pN (N from 1) or --name=value, got '$arg'"
+		[[ $arg =~ ^-(a|[wdpc][1-9][0-9]*)$ ]] ||
+			refuse "options go to both runners as -wN -dN -a -pN -cN (N from 1) or --name=value, got '$arg'"
 		opts+=("$arg")
-		timing=1
+		[[ $arg == -c* ]] || timing=1
 		;;
 	*) names+=("$arg") ;;
 	esac
