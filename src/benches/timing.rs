@@ -419,10 +419,12 @@ impl BpfNop {
     }
 }
 
-/// Whether the kernel refuses may_goto as an instruction it does not know
-/// (before 6.9): bpf-nop's may_goto loop, loaded to see.
+/// Whether the kernel lacks may_goto (6.9): one without bpf_loop (5.17)
+/// does, and one that refuses bpf-nop's may_goto loop as an instruction it
+/// does not know (EINVAL).
 pub(super) fn lacks_may_goto() -> bool {
-    matches!(load_program(MAY_GOTO_PROGRAM), Err(err) if bpf::errno(&err) == Some(libc::EINVAL))
+    lacks_bpf_loop()
+        || matches!(load_program(MAY_GOTO_PROGRAM), Err(err) if bpf::errno(&err) == Some(libc::EINVAL))
 }
 
 /// Whether the kernel's BTF says it has no bpf_loop helper.

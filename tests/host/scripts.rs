@@ -212,7 +212,7 @@ fn upstream_compare_refuses_what_it_cannot_compare_before_any_run() {
         "
         - trig-rawtp | set UPSTREAM to the kernel runner's bench binary
         NOT_EXEC trig-rawtp | is not an executable file
-        /bin/true -w 1 trig-rawtp | options go to both runners as -wN -dN -a -pN (N from 1) or --name=value, got '-w'
+        /bin/true -w 1 trig-rawtp | options go to both runners as -wN -dN -a -pN -cN (N from 1) or --name=value, got '-w'
         /bin/true --nr_loops 5 bpf-loop | got '--nr_loops'
         /bin/true --nr_loops= bpf-loop | a family's option goes to both runners as --name=value, got '--nr_loops='
         /bin/true -w0 trig-rawtp | got '-w0'

@@ -150,8 +150,9 @@ impl LbWorkload {
             .map_err(|e| bpf::load_error("the xdp-lb object", &e))?;
         let skel = open.load().map_err(|e| {
             // Upstream's loop is can_loop: may_goto, an opcode older
-            // verifiers reject as unknown.
-            if bpf::errno(&e) == Some(libc::EINVAL) && timing::lacks_may_goto() {
+            // verifiers reject as unknown (5.10 refuses the object's
+            // timing area first, E2BIG).
+            if timing::lacks_may_goto() {
                 Error::unsupported(kernel::needs_linux(
                     "xdp-lb's loop is upstream's can_loop, and the may_goto instruction needs",
                     "6.9",
