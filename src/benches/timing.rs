@@ -263,6 +263,25 @@ macro_rules! timing_lines {
 }
 pub(super) use timing_lines;
 
+/// The [`Area`] of a skeleton's mapped .bss that includes `bpf/timing.h`
+/// (each object's skeleton has a .bss type of its own).
+macro_rules! area_of {
+    ($bss:expr) => {{
+        let bss = $bss;
+        // SAFETY: bpf/timing.h's area in the skeleton's mapped .bss; the
+        // caller keeps the skeleton in the workload beside the area.
+        unsafe {
+            $crate::benches::timing::Area::new(
+                bss.timing_samples.as_mut_ptr().cast(),
+                bss.timing_idx.as_mut_ptr(),
+                std::ptr::addr_of_mut!(bss.timing_enabled).cast(),
+                std::ptr::addr_of_mut!(bss.batch_iters).cast(),
+            )
+        }
+    }};
+}
+pub(super) use area_of;
+
 const LINES: Lines = timing_lines!(Piece::Bench);
 
 pub static BENCHES: &[&dyn Benchmark] = &[&BpfNop {
@@ -463,21 +482,11 @@ impl NopWorkload {
         used: TriggerUsed,
         batch: u64,
     ) -> Result<NopWorkload> {
-        let bss = skel
+        let area = area_of!(skel
             .maps
             .bss_data
             .as_deref_mut()
-            .ok_or_else(|| Error::setup("the bpf-nop object's .bss is not memory-mapped"))?;
-        // SAFETY: bpf/timing.h's area in the skeleton's mapped .bss; the
-        // skeleton is kept in the workload beside it.
-        let area = unsafe {
-            Area::new(
-                bss.timing_samples.as_mut_ptr().cast(),
-                bss.timing_idx.as_mut_ptr(),
-                std::ptr::addr_of_mut!(bss.timing_enabled).cast(),
-                std::ptr::addr_of_mut!(bss.batch_iters).cast(),
-            )
-        };
+            .ok_or_else(|| Error::setup("the bpf-nop object's .bss is not memory-mapped"))?);
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
         let hits =

@@ -163,21 +163,11 @@ impl LbWorkload {
         })?;
         let mut skel = bpf::Owned::new(skel, storage);
         let tables = fill_maps(&skel, scenario)?;
-        let bss = skel
+        let area = timing::area_of!(skel
             .maps
             .bss_data
             .as_deref_mut()
-            .ok_or_else(|| Error::setup("the xdp-lb object's .bss is not memory-mapped"))?;
-        // SAFETY: bpf/timing.h's area in the skeleton's mapped .bss; the
-        // skeleton is kept in the workload beside it.
-        let area = unsafe {
-            Area::new(
-                bss.timing_samples.as_mut_ptr().cast(),
-                bss.timing_idx.as_mut_ptr(),
-                std::ptr::addr_of_mut!(bss.timing_enabled).cast(),
-                std::ptr::addr_of_mut!(bss.batch_iters).cast(),
-            )
-        };
+            .ok_or_else(|| Error::setup("the xdp-lb object's .bss is not memory-mapped"))?);
         // SAFETY: `hits` is counters.h's array, and the skeleton is kept in
         // the workload beside the counters, dropped after them.
         let hits =
