@@ -571,8 +571,13 @@ pub(super) fn calibrate(area: &Area, run: impl Fn() -> Result<()>) -> Result<u64
 pub(super) struct Measured([AtomicU64; 2]);
 
 impl Measured {
-    /// At `Workload::measuring(on)`: the hits counted so far.
-    pub(super) fn mark(&self, on: bool, hits: u64) {
+    /// At `Workload::measuring(on)`: the area timing from a clean start (or
+    /// no longer), and the hits counted so far.
+    pub(super) fn switch(&self, area: &Area, on: bool, hits: u64) {
+        if on {
+            area.reset();
+        }
+        area.set_enabled(on);
         self.0[usize::from(!on)].store(hits, Relaxed);
     }
 
@@ -625,11 +630,7 @@ impl Workload for NopWorkload {
     }
 
     fn measuring(&self, on: bool) {
-        if on {
-            self.area.reset();
-        }
-        self.area.set_enabled(on);
-        self.measured.mark(on, self.hits.total());
+        self.measured.switch(&self.area, on, self.hits.total());
     }
 
     fn facts(&self) -> Facts {

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::figures;
 use crate::kernel;
 use crate::lines::{Lines, Piece};
+use crate::runner::ticks::{MonotonicSource, Source};
 use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
 use packet::{Scenario, SCENARIOS};
 
@@ -317,7 +318,8 @@ fn flow_tables(skel: &XdpLbSkel<'_>, scenario: &Scenario) -> Result<Vec<MapHandl
         )));
     }
     let key = scenario.flow_key();
-    let now = monotonic_ns();
+    // CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns().
+    let now = MonotonicSource::now();
     let mut entry = scenario.backend().to_ne_bytes().to_vec();
     entry.extend_from_slice(&[0; 4]);
     entry.extend_from_slice(&if scenario.proto == 17 { now } else { 0 }.to_ne_bytes());
@@ -351,17 +353,6 @@ fn flow_tables(skel: &XdpLbSkel<'_>, scenario: &Scenario) -> Result<Vec<MapHandl
     Ok(tables)
 }
 
-/// CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns().
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 impl Workload for LbWorkload {
     fn produce(&self, ctx: &ProducerCtx<'_>) -> Result<()> {
         let program = self.program()?;
@@ -376,11 +367,7 @@ impl Workload for LbWorkload {
     }
 
     fn measuring(&self, on: bool) {
-        if on {
-            self.area.reset();
-        }
-        self.area.set_enabled(on);
-        self.measured.mark(on, self.hits.total());
+        self.measured.switch(&self.area, on, self.hits.total());
     }
 
     fn facts(&self) -> Facts {
