@@ -18,6 +18,37 @@ pub const DEFAULT_WARMUP_SECS: u32 = 1;
 pub const DEFAULT_DURATION_SECS: u32 = 5;
 pub const DEFAULT_PRODUCERS: usize = 1;
 
+/// A timed run's tick: one sample a second, as the kernel's runner takes.
+pub const SECOND_MS: u32 = 1000;
+/// The environment variable that shortens the tick for the test suite's
+/// shape-only runs (docs/testing.md): a run then takes `-w`+`-d` ticks of
+/// this many milliseconds. Its result files say so, and `compare` and the
+/// history refuse them: a rate over a tenth of a second is noisier, and the
+/// option exists to check output, not to measure.
+pub const TEST_TICK_ENV: &str = "BENCH_TEST_TICK_MS";
+/// The test tick's bounds: short enough for a test, long enough that a
+/// tick's lateness stays small beside it.
+pub const TEST_TICK_MS: std::ops::RangeInclusive<u32> = 20..=1000;
+
+/// The tick [`TEST_TICK_ENV`] asks for, checked: a second when unset.
+pub fn tick_from_env() -> Result<u32, String> {
+    let Some(value) = std::env::var_os(TEST_TICK_ENV) else {
+        return Ok(SECOND_MS);
+    };
+    value
+        .to_str()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|ms| TEST_TICK_MS.contains(ms))
+        .ok_or_else(|| {
+            format!(
+                "{TEST_TICK_ENV}={} is not a tick in milliseconds from {} to {} (it is for the test suite)",
+                value.to_string_lossy(),
+                TEST_TICK_MS.start(),
+                TEST_TICK_MS.end()
+            )
+        })
+}
+
 /// An option that belongs to some benchmarks only (`--trig-batch-iters`,
 /// `--rb-b2b`, ...). Every option is accepted by the command line parser; a
 /// benchmark that does not declare it refuses it.
@@ -172,6 +203,9 @@ pub struct RunConfig {
     pub consumers: usize,
     pub warmup_secs: u32,
     pub duration_secs: u32,
+    /// The length of a timed run's tick ([`SECOND_MS`] unless the test
+    /// suite's [`TEST_TICK_ENV`] shortened it): `-w` and `-d` count ticks.
+    pub tick_ms: u32,
     pub affinity: Affinity,
     /// Fixed-work mode: run exactly this many producer operations in total.
     pub repeat: Option<u64>,
@@ -196,6 +230,7 @@ impl RunConfig {
             consumers: 0,
             warmup_secs: DEFAULT_WARMUP_SECS,
             duration_secs: DEFAULT_DURATION_SECS,
+            tick_ms: SECOND_MS,
             affinity: Affinity::None,
             repeat: None,
             params,

@@ -323,6 +323,7 @@ mod tests {
         let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 5,
+            tick_ms: crate::config::SECOND_MS,
         };
         let second = |warmup| Sample::on_time(0, &[1], warmup);
         // Stopped with no sample, or with warm-up samples only: none.

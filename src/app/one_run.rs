@@ -208,6 +208,7 @@ fn work_of(config: &RunConfig) -> RunLength {
         None => RunLength::Timed(RunSeconds {
             warmup_secs: config.warmup_secs,
             duration_secs: config.duration_secs,
+            tick_ms: config.tick_ms,
         }),
     }
 }
@@ -491,6 +492,7 @@ mod tests {
         churn.measure_started(RunSeconds {
             warmup_secs: 1,
             duration_secs: 5,
+            tick_ms: crate::config::SECOND_MS,
         });
         let ended = Instant::now();
         let cycle = ChurnCycle {

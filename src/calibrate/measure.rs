@@ -138,6 +138,7 @@ fn config_for(bench: &'static dyn Benchmark, args: &CalibrateArgs) -> Result<Run
         consumers: bench.info().default_consumers,
         warmup_secs: args.warmup,
         duration_secs: args.duration,
+        tick_ms: crate::config::tick_from_env().map_err(Error::usage)?,
         affinity: match args.affinity {
             true => Affinity::Auto {
                 producers: None,
@@ -257,6 +258,7 @@ fn timed(
     let timing = RunSeconds {
         warmup_secs: config.warmup_secs,
         duration_secs: config.duration_secs,
+        tick_ms: config.tick_ms,
     };
     let kinds = bench.ticked_kinds();
     let samples = runner::run_timed(workload.as_ref(), placement, timing, &kinds, &mut [])?;

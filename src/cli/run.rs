@@ -12,7 +12,7 @@ use super::{given, output_target, unknown_benchmark};
 use crate::benches::{self, applies, Benchmark, RunOption};
 use crate::config::{
     BenchOption, BenchRequest, Body, OptionValue, OutputTarget, Outputs, ProfileRequest,
-    Repetition, RunConfig, RunRequest, SweepName, SweepParam, SweepSpec,
+    Repetition, RunConfig, RunRequest, SweepName, SweepParam, SweepSpec, SECOND_MS, TEST_TICK_ENV,
 };
 use crate::error::{Error, Result};
 use crate::report::{export, output};
@@ -56,6 +56,12 @@ pub(super) fn run_command(cli: Cli, matches: &ArgMatches) -> Result<RunRequest> 
         ));
     }
     check_outputs(&outputs)?;
+    if cli.run.history.is_some() && requests.iter().any(|r| r.config.tick_ms != SECOND_MS) {
+        return Err(Error::usage(format!(
+            "--history keeps numbers for comparison, and {TEST_TICK_ENV} shortens the tick for \
+             the test suite's output checks: unset it to append to a history"
+        )));
+    }
     Ok(RunRequest {
         benches: requests,
         repetition: Repetition {
@@ -232,6 +238,7 @@ pub(super) fn bench_request(
         },
         warmup_secs: cli.run.warmup as u32,
         duration_secs: cli.run.duration as u32,
+        tick_ms: crate::config::tick_from_env().map_err(Error::usage)?,
         affinity,
         repeat: cli.run.repeat,
         params,

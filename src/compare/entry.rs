@@ -150,6 +150,14 @@ fn option_set(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
 /// figures); the note that says what it lacked, once.
 pub fn load_result(path: &Path) -> Result<(ResultFile, Option<String>)> {
     let mut result = ResultFile::load(path)?;
+    if let Some(tick_ms) = result.options.test_tick_ms {
+        return Err(Error::usage(format!(
+            "{} was measured on the test suite's {tick_ms} ms tick ({}): its numbers check \
+             output and are not for comparison or the history",
+            lines::printable(&path.display().to_string()),
+            crate::config::TEST_TICK_ENV
+        )));
+    }
     let Some(legacy) = result.legacy.clone() else {
         return Ok((result, None));
     };

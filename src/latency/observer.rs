@@ -146,6 +146,7 @@ mod tests {
         let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 2,
+            tick_ms: crate::config::SECOND_MS,
         };
         let samples = run_timed(
             &work,

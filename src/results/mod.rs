@@ -288,6 +288,10 @@ pub struct Options {
     /// `--latency` was given: each run has its `latency`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub latency: bool,
+    /// The test suite's shortened tick (`BENCH_TEST_TICK_MS`), in ms: the
+    /// file checks output and is refused by `compare` and the history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_tick_ms: Option<u32>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -375,6 +379,7 @@ impl Options {
             pid_filter: config.pid_filter,
             latency: config.latency,
             profile_freq_hz: None,
+            test_tick_ms: (config.tick_ms != crate::config::SECOND_MS).then_some(config.tick_ms),
         }
     }
 

@@ -206,6 +206,7 @@ mod tests {
         RunSeconds {
             warmup_secs,
             duration_secs,
+            tick_ms: crate::config::SECOND_MS,
         }
     }
 

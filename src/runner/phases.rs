@@ -27,6 +27,9 @@ use crate::trigger_path::TriggerUsed;
 pub struct RunSeconds {
     pub warmup_secs: u32,
     pub duration_secs: u32,
+    /// A "second"'s length in milliseconds: 1000 but in the test suite's
+    /// shape-only runs (`config::TEST_TICK_ENV`).
+    pub tick_ms: u32,
 }
 
 /// What a run does once set up: tick for a time, or a fixed amount of work.
@@ -230,6 +233,7 @@ mod tests {
         let timing = RunSeconds {
             warmup_secs: 1,
             duration_secs: 1,
+            tick_ms: crate::config::SECOND_MS,
         };
         let ran = run(
             spin,
@@ -258,6 +262,7 @@ mod tests {
         let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 1,
+            tick_ms: crate::config::SECOND_MS,
         };
         run(
             spin,

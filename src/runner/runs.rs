@@ -42,7 +42,9 @@ pub fn run_timed(
     let RunSeconds {
         warmup_secs: warmup,
         duration_secs: duration,
+        tick_ms,
     } = timing;
+    let tick = Duration::from_millis(u64::from(tick_ms));
     let (workload, spin) = super::unwrap_injected(workload);
     // Counted before any producer runs, so the first sample misses nothing.
     let before = read(workload, 0, kinds)?;
@@ -64,7 +66,7 @@ pub fn run_timed(
             let mut prev_time = start;
             let mut prev = before;
             for iteration in 0..warmup + duration {
-                let deadline = start + Duration::from_secs(u64::from(iteration) + 1);
+                let deadline = start + tick * (iteration + 1);
                 if !shared.stop.sleep_until(deadline) {
                     break;
                 }
