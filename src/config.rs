@@ -81,7 +81,8 @@ pub struct FlagOption {
 }
 
 /// An option with a word for its value (`--crypto-cipher 'cbc(aes)'`),
-/// from 1 to `max_len` bytes.
+/// from 1 to `max_len` bytes. An empty `default` makes it required: a run
+/// without it is refused by the benchmark's `validate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TextOption {
     pub long: &'static str,
@@ -89,6 +90,29 @@ pub struct TextOption {
     pub help: &'static str,
     pub default: &'static str,
     pub max_len: usize,
+    /// The values it takes, when they are a fixed list (refused otherwise,
+    /// before anything runs, and listed in the help); empty: any text.
+    pub choices: &'static [&'static str],
+}
+
+impl TextOption {
+    /// Whether a run must give it: it has no default.
+    pub const fn required(&self) -> bool {
+        self.default.is_empty()
+    }
+
+    /// The help the command line shows: its text, its values when they are
+    /// a fixed list, and its default (or that it has none).
+    pub fn full_help(&self) -> String {
+        let choices = match self.choices {
+            [] => String::new(),
+            values => format!(" (one of: {})", values.join(", ")),
+        };
+        match self.required() {
+            true => format!("{}{choices} [required]", self.help),
+            false => format!("{}{choices} [default {}]", self.help, self.default),
+        }
+    }
 }
 
 /// The value of one option: the kind of the option it belongs to. A text

@@ -105,7 +105,15 @@ fn probe(
     if let Some(OutputTarget::File(path)) = &json {
         output::check_writable("--json", path)?;
     }
-    let outcomes = probe::probe_each(benches, options);
+    // Without --json each line is printed as its verdict is decided: a
+    // probe that kills the machine (or a guest) loses none before it.
+    let width = benches.iter().map(|b| b.name().len()).max().unwrap_or(0);
+    let print = |outcome: &probe::Outcome| {
+        if json.is_none() {
+            output::print_line(&listing::probe_line(outcome, width));
+        }
+    };
+    let outcomes = probe::probe_each(benches, options, &print);
     match json {
         Some(target) => {
             let file = results::ProbeFile {
@@ -117,12 +125,7 @@ fn probe(
             };
             output::write(&target, listing::probe_json(&file).as_bytes())
         }
-        None => {
-            for line in listing::probe_lines(&outcomes) {
-                output::print_line(&line);
-            }
-            Ok(())
-        }
+        None => Ok(()),
     }
 }
 

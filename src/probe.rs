@@ -80,14 +80,21 @@ pub use crate::results::{
 /// guest stretches to seconds), and those waits overlap across threads.
 const PROBE_THREADS: usize = 8;
 
-/// Tries each of `benches` with `options`, in outcome order; stops early at
-/// Ctrl-C (the outcomes then end at the first benchmark not tried). Those
-/// that load no BPF (hardware breakpoints hold a few debug registers, which
-/// two set-ups at once could exhaust) are tried one at a time on this
-/// thread; the rest on up to [`PROBE_THREADS`] threads.
-pub fn probe_each(benches: &[&'static dyn Benchmark], options: ProbeOptions) -> Vec<Outcome> {
+/// Tries each of `benches` with `options`; the outcomes come back in the
+/// order of `benches`, and each is handed to `decided` as soon as it is
+/// known (a guest that dies on one loses none printed before). Stops early
+/// at Ctrl-C (the outcomes then end at the first benchmark not tried).
+/// Those that load no BPF (hardware breakpoints hold a few debug
+/// registers, which two set-ups at once could exhaust) are tried one at a
+/// time on this thread; the rest on up to [`PROBE_THREADS`] threads.
+pub fn probe_each(
+    benches: &[&'static dyn Benchmark],
+    options: ProbeOptions,
+    decided: &(dyn Fn(&Outcome) + Sync),
+) -> Vec<Outcome> {
     let outcomes: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; benches.len()]);
     let keep = |i: usize, outcome: Outcome| {
+        decided(&outcome);
         if let Ok(mut all) = outcomes.lock() {
             all[i] = Some(outcome);
         }

@@ -37,6 +37,7 @@ pub const CRYPTO_CIPHER: TextOption = TextOption {
     help: "Set the cipher to use",
     default: "ecb(aes)",
     max_len: 32,
+    choices: &[],
 };
 
 /// Repetitions of the program per BPF_PROG_TEST_RUN call, as the kernel

@@ -53,6 +53,7 @@ pub const USE_CASE: TextOption = TextOption {
     help: "What the programs do to the map: overwrite|batch_add_batch_del|add_del_on_diff_cpu",
     default: "overwrite",
     max_len: 32,
+    choices: &[],
 };
 pub const PREALLOCATED: FlagOption = FlagOption {
     long: "preallocated",

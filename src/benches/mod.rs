@@ -456,6 +456,17 @@ fn check_value(bench: &dyn Benchmark, option: &BenchOption, value: OptionValue) 
                 text.escape_default()
             )))
         }
+        (BenchOption::Text(o), OptionValue::Text(text))
+            if !o.choices.is_empty() && !o.choices.contains(&text) =>
+        {
+            Err(Error::usage(format!(
+                "--{} \"{}\" is not one of {}'s: {}",
+                o.long,
+                text.escape_default(),
+                bench.name(),
+                o.choices.join(", ")
+            )))
+        }
         (BenchOption::Number(_), OptionValue::Number(_))
         | (BenchOption::Flag(_), OptionValue::Flag(_))
         | (BenchOption::Text(_), OptionValue::Text(_)) => Ok(()),

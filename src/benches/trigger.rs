@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::kernel;
 use crate::progress::{self, Progress};
-use crate::runner::{ConsumerCtx, ProducerCtx, SetUp, Workload};
+use crate::runner::{affinity, ConsumerCtx, ProducerCtx, SetUp, Workload};
 
 pub const BATCH_ITERS: NumberOption = NumberOption {
     long: "trig-batch-iters",
@@ -234,10 +234,17 @@ fn no_fprobe() -> Error {
 }
 
 impl KernelTrigger {
-    /// What the kernel lacks for this benchmark, found before loading.
+    /// What the kernel (or the machine) lacks for this benchmark, found
+    /// before loading.
     fn check_kernel(&self) -> Result<()> {
         if self.probe.is_some_and(|p| p.class == Class::Tracepoint) {
             kernel::ensure_tracefs().map_err(Error::unsupported)?;
+        }
+        if self.all.is_some() {
+            let cpus = affinity::online_cpus().map_or(1, |cpus| cpus.len());
+            if let Some(refusal) = emulated_smp_refusal(kernel::vm().as_deref(), cpus) {
+                return Err(refusal);
+            }
         }
         // Say why before listing tens of thousands of functions.
         if self.all.is_some() && kernel::config_is_off("CONFIG_FPROBE") {
@@ -287,6 +294,22 @@ pub fn tracing_refusal(err: &libbpf_rs::Error) -> Option<Error> {
         .then(|| Error::unsupported("tracing programs are refused (EPERM: lockdown or an LSM)"))
 }
 
+/// The -all variants under emulation (TCG) with more than one CPU: the
+/// kernel patches the call sites of every attachable function (42,359 on
+/// Debian's 6.12) while another emulated CPU runs them, and 2-CPU guests
+/// died of it, with an int3 oops and a panic, whether the functions came
+/// in links of 2,000 or all at once (docs/kernels.md). One emulated CPU
+/// attaches them safely.
+pub fn emulated_smp_refusal(vm: Option<&str>, cpus: usize) -> Option<Error> {
+    (vm == Some("tcg") && cpus > 1).then(|| {
+        Error::unsupported(format!(
+            "attaching to every kernel function under emulation (TCG) with {cpus} CPUs kills \
+             the guest (an int3 oops: the kernel patches the call sites the other emulated \
+             CPUs are running); boot it with one CPU (scripts/run_in_vm.sh --cpus 1)"
+        ))
+    })
+}
+
 /// Why this kernel cannot have kprobes (`multi`: kprobe-multi links), with
 /// its configuration as the witness; `None` when nothing says it cannot.
 pub fn kprobe_refusal(multi: bool) -> Option<Error> {
@@ -310,6 +333,21 @@ impl Benchmark for KernelTrigger {
     }
 
     fn setup(&self, config: &RunConfig) -> Result<SetUp> {
+        self.set_up(config, usize::MAX)
+    }
+
+    // The -all variants ask here whether the kernel takes an empty program
+    // on many functions: the first few hundred, not every one (an attach
+    // of all takes 20-90 s in an emulated guest, of 2,000 some 15 s).
+    fn setup_to_probe(&self, config: &RunConfig) -> Result<SetUp> {
+        self.set_up(config, PROBED_FUNCTIONS)
+    }
+}
+
+impl KernelTrigger {
+    /// The set-up, the -all variants' empty program on at most `functions`
+    /// of the attachable functions.
+    fn set_up(&self, config: &RunConfig, functions: usize) -> Result<SetUp> {
         let batch = config.params.number(&BATCH_ITERS);
         self.check_kernel()?;
         let mut storage = bpf::ObjectStorage::new();
@@ -353,7 +391,9 @@ impl Benchmark for KernelTrigger {
             None => None,
         };
         let everywhere = match self.all {
-            Some(empty) => attach_everywhere(&find(empty)?, empty == "empty_kretprobe_multi")?,
+            Some(empty) => {
+                attach_everywhere(&find(empty)?, empty == "empty_kretprobe_multi", functions)?
+            }
             None => Vec::new(),
         };
         // The driver is found again by each producer; check it exists now.
@@ -376,6 +416,8 @@ impl Benchmark for KernelTrigger {
 /// Functions attached per kprobe-multi link by the -all variants: small
 /// enough that progress shows and Ctrl-C is seen between links.
 const ALL_CHUNK: usize = 2000;
+/// The functions `--probe` attaches the -all variants' empty program to.
+const PROBED_FUNCTIONS: usize = 500;
 
 /// Kernel functions the kernel runner leaves out of its -all variants: idle
 /// and RCU functions that a probe makes misbehave ("suspicious RCU usage"),
@@ -432,11 +474,16 @@ pub fn attachable_kernel_functions() -> Result<Vec<String>> {
     Ok(functions)
 }
 
-/// Attaches `empty` to every attachable kernel function, a chunk per link,
-/// with progress on stderr; stops cleanly (dropping what is attached) at a
-/// Ctrl-C.
-fn attach_everywhere(empty: &libbpf_rs::ProgramMut<'_>, retprobe: bool) -> Result<Vec<Link>> {
-    let functions = attachable_kernel_functions()?;
+/// Attaches `empty` to every attachable kernel function (the first `most`
+/// of them), a chunk per link, with progress on stderr; stops cleanly
+/// (dropping what is attached) at a Ctrl-C.
+fn attach_everywhere(
+    empty: &libbpf_rs::ProgramMut<'_>,
+    retprobe: bool,
+    most: usize,
+) -> Result<Vec<Link>> {
+    let mut functions = attachable_kernel_functions()?;
+    functions.truncate(most);
     let mut links = Vec::new();
     for (i, chunk) in functions.chunks(ALL_CHUNK).enumerate() {
         // Dropping the links detaches them.
@@ -527,5 +574,21 @@ mod tests {
                        e1000_probe [e1000]\n\
                        migrate_disable\n";
         assert_eq!(attachable_functions(listing), ["do_sys_open", "vfs_read"]);
+    }
+
+    /// Only an emulated guest of more than one CPU refuses the -all
+    /// variants, and it says why and what to do.
+    #[test]
+    fn every_function_is_refused_under_emulation_with_two_cpus() {
+        for (vm, cpus) in [(None, 2), (Some("kvm"), 64), (Some("tcg"), 1)] {
+            assert!(emulated_smp_refusal(vm, cpus).is_none(), "{vm:?} {cpus}");
+        }
+        let why = emulated_smp_refusal(Some("tcg"), 2).map(|e| e.to_string());
+        let why = why.unwrap_or_default();
+        assert!(
+            why.contains("under emulation (TCG) with 2 CPUs kills the guest")
+                && why.ends_with("boot it with one CPU (scripts/run_in_vm.sh --cpus 1)"),
+            "{why}"
+        );
     }
 }

@@ -9,7 +9,7 @@ use super::finding::{Injection, Round, Sizing, SizingRun, MIN_ROUNDS};
 use super::CalibrateArgs;
 use crate::benches::{self, Benchmark};
 use crate::bpf;
-use crate::config::RunConfig;
+use crate::config::{BenchOption, RunConfig};
 use crate::error::{Error, Result};
 use crate::figures::{Better, Figure, Frame, Value, View};
 use crate::interrupt;
@@ -150,7 +150,18 @@ fn config_for(bench: &'static dyn Benchmark, args: &CalibrateArgs) -> Result<Run
         ..RunConfig::defaults(benches::resolve_params(bench, &[])?)
     };
     // Calibrate takes no option of a benchmark's own: one whose defaults
-    // are refused cannot be calibrated, and the refusal says why.
+    // are refused cannot be calibrated, and the refusal says why, without
+    // asking for an option calibrate does not take.
+    if let Some(required) = bench.options().iter().find_map(|o| match o {
+        BenchOption::Text(text) if text.required() => Some(text.long),
+        _ => None,
+    }) {
+        return Err(Error::usage(format!(
+            "calibrate cannot run {}: its --{required} has no default, and calibrate runs a \
+             benchmark with its own options' defaults",
+            bench.name()
+        )));
+    }
     bench.validate(&config).map_err(|err| match err {
         Error::Usage(why) => Error::usage(format!(
             "calibrate runs {} with its own options' defaults, which it refuses: {why}",

@@ -490,7 +490,7 @@ pub(super) fn add_bench_options(mut cmd: clap::Command) -> clap::Command {
                     Arg::new(option.long)
                         .long(option.long)
                         .value_name(option.value_name)
-                        .help(format!("{} [default {}]", option.help, option.default))
+                        .help(option.full_help())
                         .help_heading("Benchmark options")
                         .action(ArgAction::Set)
                         .group(RUN_OPTIONS),

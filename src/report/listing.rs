@@ -32,23 +32,18 @@ pub fn list_lines() -> Vec<String> {
     lines
 }
 
-/// `--probe`: one line per benchmark, `ok` or why not.
-pub fn probe_lines(outcomes: &[Outcome]) -> Vec<String> {
-    let width = outcomes.iter().map(|o| o.name.len()).max().unwrap_or(0);
-    outcomes
-        .iter()
-        .map(|o| {
-            let reason = o.reason.as_deref().unwrap_or("");
-            let outcome = match o.status {
-                Status::Ok if reason.is_empty() => "ok".to_string(),
-                Status::Ok => format!("ok ({reason})"),
-                Status::Unsupported => format!("unsupported: {reason}"),
-                Status::Permission => reason.to_string(),
-                Status::Error => format!("error: {reason}"),
-            };
-            format!("{:width$}  {outcome}", o.name)
-        })
-        .collect()
+/// `--probe`: one benchmark's line, `ok` or why not, its name padded to
+/// `width` (the longest name probed).
+pub fn probe_line(o: &Outcome, width: usize) -> String {
+    let reason = o.reason.as_deref().unwrap_or("");
+    let outcome = match o.status {
+        Status::Ok if reason.is_empty() => "ok".to_string(),
+        Status::Ok => format!("ok ({reason})"),
+        Status::Unsupported => format!("unsupported: {reason}"),
+        Status::Permission => reason.to_string(),
+        Status::Error => format!("error: {reason}"),
+    };
+    format!("{:width$}  {outcome}", o.name)
 }
 
 /// `--probe --json`: the whole file, pretty-printed.

@@ -156,6 +156,38 @@ pub fn pin_current_thread(cpu: usize) -> Result<()> {
     Ok(())
 }
 
+/// The calling thread pinned to the CPU it is on, until dropped: then it
+/// may run where it could before.
+pub struct PinnedHere {
+    former: libc::cpu_set_t,
+}
+
+/// Pins the calling thread to the CPU it runs on now.
+pub fn pin_here() -> Result<PinnedHere> {
+    // SAFETY: cpu_set_t is plain data, filled by sched_getaffinity.
+    let mut former: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the size is the set's own.
+    let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&former), &mut former) };
+    // SAFETY: no argument; -1 on failure.
+    let cpu = unsafe { libc::sched_getcpu() };
+    if got != 0 || cpu < 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(Error::runtime(format!(
+            "cannot find which CPU this thread runs on: {err}"
+        )));
+    }
+    pin_current_thread(cpu as usize)?;
+    Ok(PinnedHere { former })
+}
+
+impl Drop for PinnedHere {
+    fn drop(&mut self) {
+        // SAFETY: a set the kernel gave; a failure leaves the thread pinned,
+        // which costs nothing but spread.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&self.former), &self.former) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -75,11 +75,18 @@ fn calibrate_refuses_what_it_cannot_do_in_one_sentence() {
         calibrate attach-uprobe-multi | attach-uprobe-multi runs attach cycles
         calibrate attach-fentry | attach-fentry runs attach cycles
         calibrate lpm-trie-lookup | calibrate runs lpm-trie-lookup with its own options' defaults, which it refuses: lpm-trie-lookup needs --nr_entries N
+        calibrate xdp-lb | calibrate cannot run xdp-lb: its --scenario has no default, and calibrate runs a benchmark with its own options' defaults
         ",
     ) {
         let out = bench(args);
         crate::common::assert_one_clear_line(&out, 2, needle);
     }
+    // Not asking for the option it would refuse (d744f7d: "xdp-lb needs
+    // --scenario NAME", then `calibrate --scenario` is an unknown argument).
+    let out = bench("calibrate xdp-lb");
+    assert!(!out.stderr.contains("needs --scenario"), "{}", out.stderr);
+    let out = bench("calibrate --scenario tcp-v4-syn xdp-lb");
+    assert_eq!(out.code, 2, "{}", out.stderr);
 }
 
 #[test]

@@ -111,3 +111,43 @@ fn xdp_lb_prints_the_kernel_runners_lines() {
         missing.stderr
     );
 }
+
+/// A missing or unknown `--scenario` is refused before anything is set up
+/// or printed (d744f7d printed `Setting up…` first), in one sentence that
+/// lists the kernel runner's scenarios, as the help does (d744f7d's help
+/// said `[default ]`).
+#[test]
+fn xdp_lb_refuses_a_scenario_before_anything_is_printed() {
+    let names = "tcp-v4-lru-hit, tcp-v4-ch, tcp-v6-lru-hit";
+    for (args, needle) in [
+        ("-w0 -d1 xdp-lb", "xdp-lb needs --scenario NAME, one of: "),
+        (
+            "-w0 -d1 --scenario nosuch xdp-lb",
+            "--scenario \"nosuch\" is not one of xdp-lb's: ",
+        ),
+    ] {
+        let out = bench(args);
+        assert_one_clear_line(&out, 2, needle);
+        assert!(out.stderr.contains(names), "{}", out.stderr);
+        assert!(
+            out.stderr
+                .trim_end()
+                .ends_with("drop-v4-options, drop-v6-frag"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stdout.is_empty(), "{args}: {}", out.stdout);
+    }
+    let help = bench_ok("--help").stdout;
+    let scenario = help
+        .split("--scenario <NAME>")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        scenario.contains(names) && scenario.trim_end().ends_with("drop-v6-frag) [required]"),
+        "{scenario}"
+    );
+    assert!(!help.contains("[default ]"), "{help}");
+}

@@ -514,3 +514,43 @@ fn the_bloom_script_prints_upstreams_lines() {
         lines[15]
     );
 }
+
+/// The main job runs the kernel runner's list (7.3's run_bench_uprobes.sh):
+/// the nop10 rows where bench probes the 10-byte nop; else the nop5 rows,
+/// after one line saying why (d744f7d ran nop5 everywhere, silently).
+#[test]
+fn the_uprobes_job_follows_the_kernel_runners_list() {
+    let _lock = probe_lock();
+    let out = quick("run_bench_uprobes.sh", &[], &["--list"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let probe = bench_ok("--probe trig-uprobe-nop10").stdout;
+    let nop = match probe.contains(" ok") {
+        true => "nop10",
+        false => "nop5",
+    };
+    let mut want: Vec<String> = ["usermode-count", "syscall-count"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for kind in ["uprobe", "uretprobe"] {
+        for target in ["nop", "push", "ret", nop] {
+            want.push(format!("{kind}-{target}"));
+        }
+    }
+    want.extend(["usdt-nop".to_string(), format!("usdt-{nop}")]);
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    if nop == "nop5" {
+        let why = lines.remove(0);
+        let verdict = probe
+            .split_once("unsupported: ")
+            .map_or("", |(_, v)| v.trim());
+        assert_eq!(
+            why,
+            format!(
+                "no nop10 rows, the nop5 ones stand in: trig-uprobe-nop10 unsupported: {verdict}"
+            )
+        );
+        assert!(verdict.contains("10-byte nop"), "{why}");
+    }
+    assert_eq!(lines, want, "{}", out.stdout);
+}

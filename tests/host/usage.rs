@@ -493,12 +493,14 @@ fn probe_tries_what_a_run_with_s_or_pid_filter_would_set_up() {
     let _lock = probe_lock();
     // With none named, the benchmarks that take them, each set up with them.
     let out = bench_ok("--probe -s --pid-filter");
-    let probed: Vec<&str> = out
+    // In the order the verdicts were decided.
+    let mut probed: Vec<&str> = out
         .stdout
         .lines()
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    let takers: Vec<String> = run(&["--list"])
+    probed.sort_unstable();
+    let mut takers: Vec<String> = run(&["--list"])
         .stdout
         .lines()
         .filter(|l| l.starts_with("  ") && l.contains("[--body") && l.contains("--pid-filter]"))
@@ -506,5 +508,6 @@ fn probe_tries_what_a_run_with_s_or_pid_filter_would_set_up() {
         .collect();
     assert!(probed.contains(&"trig-uprobe-nop") && probed.contains(&"trig-usdt-nop"));
     assert!(!probed.contains(&"trig-syscall-count"), "{}", out.stdout);
+    takers.sort_unstable();
     assert_eq!(probed, takers, "{}", out.stdout);
 }

@@ -54,6 +54,7 @@ pub const STORAGE_TYPE: TextOption = TextOption {
     help: "The type of local storage to test (socket or task)",
     default: "socket",
     max_len: 16,
+    choices: &[],
 };
 
 static OPTIONS: [BenchOption; 2] = [

@@ -23,19 +23,15 @@ use crate::kernel;
 use crate::lines::{Lines, Piece};
 use crate::runner::ticks::{MonotonicSource, Source};
 use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
-use packet::{Scenario, SCENARIOS};
+use packet::Scenario;
 
 pub const SCENARIO: TextOption = TextOption {
     long: "scenario",
     value_name: "NAME",
-    help: "The packet and path to time (required; the kernel runner's scenarios: tcp-v4-lru-hit, \
-           tcp-v4-ch, tcp-v6-lru-hit, tcp-v6-ch, udp-v4-lru-hit, udp-v6-lru-hit, tcp-v4v6-lru-hit, \
-           tcp-v4-lru-diverse, tcp-v4-ch-diverse, tcp-v6-lru-diverse, tcp-v6-ch-diverse, \
-           udp-v4-lru-diverse, tcp-v4-lru-miss, udp-v4-lru-miss, tcp-v4-lru-warmup, tcp-v4-syn, \
-           tcp-v4-rst-miss, pass-v4-no-vip, pass-v6-no-vip, pass-v4-icmp, pass-non-ip, \
-           drop-v4-frag, drop-v4-options, drop-v6-frag)",
+    help: "The packet and path to time, by the kernel runner's scenario names",
     default: "",
     max_len: 32,
+    choices: &packet::NAMES,
 };
 
 const LINES: Lines = timing_lines!(Piece::TextOf(&SCENARIO));
@@ -75,6 +71,11 @@ impl Benchmark for XdpLb {
         &self.info
     }
 
+    // Before anything is set up or printed, as every option's check.
+    fn validate(&self, config: &RunConfig) -> Result<()> {
+        scenario_of(config.params.text(&SCENARIO)).map(|_| ())
+    }
+
     fn setup(&self, config: &RunConfig) -> Result<SetUp> {
         let scenario = scenario_of(config.params.text(&SCENARIO))?;
         let mut workload = LbWorkload::load(scenario)?;
@@ -93,7 +94,7 @@ impl Benchmark for XdpLb {
     // the program: the first scenario's packet, one small batch.
     fn setup_to_probe(&self, config: &RunConfig) -> Result<SetUp> {
         let name = match config.params.text(&SCENARIO) {
-            "" => SCENARIOS[0].name,
+            "" => packet::NAMES[0],
             name => name,
         };
         let mut workload = LbWorkload::load(scenario_of(name)?)?;
@@ -103,26 +104,18 @@ impl Benchmark for XdpLb {
     }
 }
 
+/// The scenario named; the names were checked against the table when the
+/// command line was read, and a missing one by `validate`.
 fn scenario_of(name: &str) -> Result<&'static Scenario> {
-    let names = || {
-        SCENARIOS
-            .iter()
-            .map(|s| s.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match name {
-        "" => Err(Error::usage(format!(
-            "xdp-lb needs --scenario NAME, one of: {}",
-            names()
-        ))),
-        name => packet::find(name).ok_or_else(|| {
-            Error::usage(format!(
-                "--scenario {name:?} is not one of xdp-lb's scenarios ({})",
-                names()
-            ))
-        }),
-    }
+    packet::find(name).ok_or_else(missing_scenario)
+}
+
+/// The refusal of a run without `--scenario`: upstream's has no default.
+fn missing_scenario() -> Error {
+    Error::usage(format!(
+        "xdp-lb needs --scenario NAME, one of: {}",
+        packet::NAMES.join(", ")
+    ))
 }
 
 /// Producers run the program on the scenario's packet; it times its

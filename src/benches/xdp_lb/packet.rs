@@ -190,6 +190,17 @@ pub const SCENARIOS: [Scenario; 24] = [
         fragment: true, ..NONE },
 ];
 
+/// The scenarios' names, in the table's order: what `--scenario` takes.
+pub const NAMES: [&str; SCENARIOS.len()] = {
+    let mut names = [""; SCENARIOS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = SCENARIOS[i].name;
+        i += 1;
+    }
+    names
+};
+
 /// The scenario of that name.
 pub fn find(name: &str) -> Option<&'static Scenario> {
     SCENARIOS.iter().find(|s| s.name == name)

@@ -2,7 +2,8 @@
 //! BPF_PROG_TEST_RUN times a batch of calls of an empty body per run on its
 //! CPU. Set-up sizes the batch to about 10 ms and checks that twice the
 //! calls take twice the time; the run keeps the measured seconds' batches,
-//! and their per-call times (outliers cut) give the figures.
+//! and their per-call times (outliers cut) give the figures. The
+//! calibration is `calibrate.rs`.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -19,14 +20,15 @@ use crate::figures::{self, Agg, Better, Figure, Show, Value};
 use crate::kernel;
 use crate::lines::{Cond, Lines, Num, Piece};
 use crate::runner::{Facts, ProducerCtx, SetUp, Workload};
-use crate::stats::timing::{self, TimingStats};
+use crate::stats::timing::TimingStats;
 use crate::trigger_path::{Trigger, TriggerUsed};
+
+mod calibrate;
+pub(super) use calibrate::calibrate;
 
 /// may_goto's budget and bpf_loop's limit are 2^23 passes, and calibration
 /// runs twice the batch.
 const MAX_BATCH: u64 = 1 << 22;
-/// The runs each calibration step takes the median of.
-const CALIBRATE_RUNS: usize = 5;
 /// The batch the first calibration step times.
 const SEED_BATCH: u64 = 100;
 /// The rows and columns of `bpf/timing.bpf.c`'s samples.
@@ -533,36 +535,6 @@ impl NopWorkload {
         let program = self.program()?;
         calibrate(&self.area, || self.run_once(&program))
     }
-}
-
-/// The median time of a few runs (`run`) of `batch` calls.
-fn median_time(area: &Area, batch: u64, run: &impl Fn() -> Result<()>) -> Result<u64> {
-    area.reset();
-    area.set_batch(batch);
-    area.set_enabled(true);
-    let runs: Result<()> = (0..CALIBRATE_RUNS).try_for_each(|_| run());
-    area.set_enabled(false);
-    runs?;
-    Ok(timing::median_of(&area.batch_times()).unwrap_or(0))
-}
-
-/// The batch that takes about 10 ms, `run` running one batch, checked for
-/// proportionality: a failed check refuses the run (exit 5), as no
-/// per-call time can be taken from batches whose time is not their calls'.
-pub(super) fn calibrate(area: &Area, run: impl Fn() -> Result<()>) -> Result<u64> {
-    let seed = median_time(area, SEED_BATCH, &run)?;
-    let batch = timing::batch_for(seed, SEED_BATCH, MAX_BATCH);
-    let time_n = median_time(area, batch, &run)?;
-    let time_2n = median_time(area, 2 * batch, &run)?;
-    timing::proportionality(time_n, time_2n).map_err(|d| {
-        Error::setup(format!(
-            "proportionality check failed (2N/N ratio={:.3}, expected=2.000, \
-             error={:.1}%) for N = {batch} calls: a batch's time is not proportional to its \
-             calls (system noise, or a fixed cost per batch), so no per-call time is taken",
-            d.ratio, d.error_pct
-        ))
-    })?;
-    Ok(batch)
 }
 
 /// The hits when the measured seconds began and ended: the batches run
