@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
@@ -103,7 +103,7 @@ impl Store {
     fn read(path: &Path) -> Result<Store> {
         let empty = || {
             let conn = Connection::open_in_memory().map_err(|e| sql_error(path, e))?;
-            migrate(&conn, path, 0)?;
+            migrate(&conn, 0).map_err(|e| sql_error(path, e))?;
             Ok(Store {
                 path: path.to_path_buf(),
                 conn,
@@ -131,11 +131,13 @@ impl Store {
         }
     }
 
-    /// Opens `path` to append, making it (and its directory) when missing:
-    /// an existing file is first read as [`Store::read`] does, untouched.
+    /// Opens `path` to append, making it (and its directory) when missing.
+    /// What an SQLite file is, is read in the transaction that makes its
+    /// schema ([`Store::prepare`]), never through a second connection that
+    /// could see another writer's creation half way.
     fn write(path: &Path, exists: bool) -> Result<Store> {
         if exists {
-            Store::read(path)?;
+            sqlite_header(path)?;
         } else if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
@@ -163,95 +165,15 @@ impl Store {
         self.conn
             .pragma_update(None, "foreign_keys", "ON")
             .map_err(err)?;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        // Refused before a byte is written: dropping `tx` rolls back nothing.
-        let version = match kind_of(&tx).map_err(err)? {
-            Kind::Foreign => return Err(foreign(&path)),
-            Kind::History(version) if version > SCHEMA_VERSION => {
-                return Err(newer(&path, version))
-            }
-            Kind::History(version) => version,
-            Kind::New => 0,
-        };
-        if version < SCHEMA_VERSION {
-            migrate(&tx, &path, version)?;
-        }
-        tx.commit().map_err(err)?;
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            .map_err(err)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(Error::runtime(format!(
-                "{}: SQLite could not switch it to WAL mode (it stayed in {mode})",
-                path.display()
-            )));
-        }
-        Ok(())
+        let conn = &mut self.conn;
+        retried(|| make_schema(conn, &path)).map_err(err)?
     }
 
     /// Appends `entries` in one transaction; an entry already kept (the same
     /// uid) is left out. Returns how many were added.
     pub fn append(&mut self, entries: &[Entry]) -> Result<usize> {
-        let path = self.path.clone();
-        let err = |e| sql_error(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let mut added = 0;
-        for entry in entries {
-            let inserted = tx
-                .execute(
-                    "INSERT OR IGNORE INTO entries (uid, benchmark, time, kernel_release,
-                        kernel_version, machine_name, cpu_model, cpus, virtualised,
-                        bench_version, bench_commit, options, labels, source)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                    params![
-                        entry.uid,
-                        entry.benchmark,
-                        entry.time,
-                        entry.kernel.release,
-                        entry.kernel.version,
-                        entry.machine.name,
-                        entry.machine.cpu_model,
-                        entry.machine.cpus,
-                        entry.machine.virtualised,
-                        entry.tool.version,
-                        entry.tool.commit,
-                        to_json(&entry.options),
-                        to_json(&entry.labels),
-                        entry.source,
-                    ],
-                )
-                .map_err(err)?;
-            if inserted == 0 {
-                continue;
-            }
-            let id = tx.last_insert_rowid();
-            for figure in &entry.figures {
-                tx.execute(
-                    "INSERT INTO figures (entry, name, unit, better, run_values, low, high)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![
-                        id,
-                        figure.name,
-                        figure.unit,
-                        better_name(figure.better),
-                        serde_json::to_string(&figure.values).unwrap_or_default(),
-                        figure.low,
-                        figure.high,
-                    ],
-                )
-                .map_err(err)?;
-            }
-            added += 1;
-        }
-        tx.commit().map_err(err)?;
-        Ok(added)
+        let conn = &mut self.conn;
+        retried(|| append_once(conn, entries)).map_err(|e| sql_error(&self.path, e))
     }
 
     /// Every entry (of `benchmarks`, when some are named), in time order
@@ -365,15 +287,112 @@ fn from_json(text: &str) -> BTreeMap<String, String> {
 
 /// Brings the schema of `conn` from `version` up to [`SCHEMA_VERSION`] and
 /// marks the file as a history, in the caller's transaction.
-fn migrate(conn: &Connection, path: &Path, version: i32) -> Result<()> {
-    let err = |e| sql_error(path, e);
+fn migrate(conn: &Connection, version: i32) -> rusqlite::Result<()> {
     for (step, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        conn.execute_batch(sql).map_err(err)?;
-        conn.pragma_update(None, "user_version", step as i32 + 1)
-            .map_err(err)?;
+        conn.execute_batch(sql)?;
+        conn.pragma_update(None, "user_version", step as i32 + 1)?;
     }
     conn.pragma_update(None, "application_id", APPLICATION_ID)
-        .map_err(err)
+}
+
+/// [`Store::prepare`]'s transaction and switch to WAL mode; the outer error
+/// is SQLite's (retried when busy), the inner one a refusal of the file.
+fn make_schema(conn: &mut Connection, path: &Path) -> rusqlite::Result<Result<()>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Refused before a byte is written: dropping `tx` rolls back nothing.
+    let version = match kind_of(&tx)? {
+        Kind::Foreign => return Ok(Err(foreign(path))),
+        Kind::History(version) if version > SCHEMA_VERSION => return Ok(Err(newer(path, version))),
+        Kind::History(version) => version,
+        Kind::New => 0,
+    };
+    if version < SCHEMA_VERSION {
+        migrate(&tx, version)?;
+    }
+    tx.commit()?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    Ok(match mode.eq_ignore_ascii_case("wal") {
+        true => Ok(()),
+        false => Err(Error::runtime(format!(
+            "{}: SQLite could not switch it to WAL mode (it stayed in {mode})",
+            path.display()
+        ))),
+    })
+}
+
+/// [`Store::append`]'s transaction.
+fn append_once(conn: &mut Connection, entries: &[Entry]) -> rusqlite::Result<usize> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut added = 0;
+    for entry in entries {
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO entries (uid, benchmark, time, kernel_release,
+                        kernel_version, machine_name, cpu_model, cpus, virtualised,
+                        bench_version, bench_commit, options, labels, source)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            params![
+                entry.uid,
+                entry.benchmark,
+                entry.time,
+                entry.kernel.release,
+                entry.kernel.version,
+                entry.machine.name,
+                entry.machine.cpu_model,
+                entry.machine.cpus,
+                entry.machine.virtualised,
+                entry.tool.version,
+                entry.tool.commit,
+                to_json(&entry.options),
+                to_json(&entry.labels),
+                entry.source,
+            ],
+        )?;
+        if inserted == 0 {
+            continue;
+        }
+        let id = tx.last_insert_rowid();
+        for figure in &entry.figures {
+            tx.execute(
+                "INSERT INTO figures (entry, name, unit, better, run_values, low, high)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    figure.name,
+                    figure.unit,
+                    better_name(figure.better),
+                    serde_json::to_string(&figure.values).unwrap_or_default(),
+                    figure.low,
+                    figure.high,
+                ],
+            )?;
+        }
+        added += 1;
+    }
+    tx.commit()?;
+    Ok(added)
+}
+
+/// Runs `work` again while SQLite answers busy, until [`BUSY_TIMEOUT`]:
+/// SQLite answers so at once, without its busy handler, where waiting could
+/// deadlock or another writer changed the file under the connection (1
+/// writer in about 400 creating one history at once was refused so).
+fn retried<T>(mut work: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match work() {
+            Err(e) if is_busy(&e) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            other => return other,
+        }
+    }
+}
+
+fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// What an SQLite database is to bench.
