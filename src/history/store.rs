@@ -410,11 +410,13 @@ fn kind_of(conn: &Connection) -> rusqlite::Result<Kind> {
     let id = read("PRAGMA application_id")?;
     let version = read("PRAGMA user_version")?;
     let tables = read("SELECT count(*) FROM sqlite_master")?;
+    let ours = id == i64::from(APPLICATION_ID);
     Ok(match (id, version, tables) {
-        (id, version, _) if id == i64::from(APPLICATION_ID) => {
-            Kind::History(i32::try_from(version).unwrap_or(i32::MAX))
-        }
         (0, 0, 0) => Kind::New,
+        // bench marks a file and makes its tables in one transaction:
+        // tables without a version are another program's.
+        _ if ours && version > 0 => Kind::History(i32::try_from(version).unwrap_or(i32::MAX)),
+        _ if ours && tables == 0 => Kind::New,
         _ => Kind::Foreign,
     })
 }

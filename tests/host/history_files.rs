@@ -348,7 +348,16 @@ fn odd_paths_partial_files_and_near_histories_are_said_in_a_sentence() {
     let conn = rusqlite::Connection::open(&versioned).unwrap();
     conn.pragma_update(None, "user_version", 5).unwrap();
     drop(conn);
-    for foreign in [&shaped, &versioned] {
+    // Marked as a history, but with tables and no schema version: the
+    // migration's SQL was dumped into the error.
+    let marked = dir.join("marked.db");
+    let conn = rusqlite::Connection::open(&marked).unwrap();
+    conn.pragma_update(None, "application_id", 0x626e_6368)
+        .unwrap();
+    conn.execute_batch("CREATE TABLE entries (id INTEGER PRIMARY KEY, x TEXT);")
+        .unwrap();
+    drop(conn);
+    for foreign in [&shaped, &versioned, &marked] {
         assert_refused_untouched(foreign, &["add", file]);
         assert_refused_untouched(foreign, &["list"]);
     }
