@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::history::{history, history_ok};
+use super::output_safety::ReadOnly;
 use crate::common::*;
 
 /// A BMF file of one value of `measure` of `name`, at `path`.
@@ -134,9 +135,9 @@ fn writers_creating_one_history_at_once_all_land() {
 }
 
 /// A root-made history in a root-owned folder is read by another user, as
-/// docs/history.md shows after a `sudo` run; an immutable history too (read
-/// without its WAL's index beside it), and a run or an add that cannot
-/// append to it is refused before anything is done.
+/// docs/history.md shows after a `sudo` run; an immutable history and one on
+/// a read-only mount too, and a run or an add that cannot append to it is
+/// refused before anything is done.
 #[test]
 fn a_history_is_read_where_it_cannot_be_written_and_refused_as_a_target() {
     let dir = tempdir("hf-readers");
@@ -178,6 +179,19 @@ fn a_history_is_read_where_it_cannot_be_written_and_refused_as_a_target() {
     assert_one_clear_line(&refused, 2, "cannot be written: Operation not permitted");
     assert!(refused.stdout.is_empty(), "the run ran: {}", refused.stdout);
     assert_one_clear_line(&added, 2, "cannot be written: Operation not permitted");
+
+    // On a read-only mount, where not even root makes the WAL's index.
+    let source = dir.join("source");
+    fs::create_dir(&source).unwrap();
+    fs::copy(&db, source.join("h.sqlite")).unwrap();
+    let mount = ReadOnly::of(&source, &dir.join("ro"));
+    let on_mount = mount.0.join("h.sqlite");
+    let listed = history(&on_mount, &["list"]);
+    let added = history(&on_mount, &["add", &files[0]]);
+    drop(mount);
+    assert_eq!(listed.code, 0, "on a read-only mount: {}", listed.stderr);
+    assert_has(&listed.stdout, "r               12");
+    assert_one_clear_line(&added, 2, "cannot be written: Read-only file system");
     let _ = fs::remove_dir_all(&dir);
 }
 
