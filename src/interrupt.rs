@@ -2,7 +2,8 @@
 //! detaches everything and reports what it measured; a second one writes the
 //! files of the runs completed so far (their "last words", kept after each
 //! run) and exits at once, and the kernel closes every link and perf event
-//! with the process.
+//! with the process. A command that attaches nothing and measures nothing
+//! (`history`, `compare`, `export`) ends at the first one ([`end_at_first`]).
 
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
@@ -18,6 +19,22 @@ static WAKE: Condvar = Condvar::new();
 /// What a second signal does before it exits: write what was completed.
 type LastWords = Box<dyn FnOnce() + Send>;
 static LAST_WORDS: Mutex<Option<LastWords>> = Mutex::new(None);
+
+/// Set by [`end_at_first`]: the first signal ends the process, saying so
+/// with this.
+static AT_FIRST: Mutex<Option<fn(&str)>> = Mutex::new(None);
+
+/// For a command with nothing attached and no partial result to keep: from
+/// now on the first signal ends the process at once (exit 130 or 143), `say`
+/// given the signal's name; one that came already does so now. A file being
+/// written in [`last_write`] is finished first; SQLite's journal undoes a
+/// transaction cut short.
+pub fn end_at_first(say: fn(&str)) {
+    *AT_FIRST.lock().unwrap_or_else(|e| e.into_inner()) = Some(say);
+    if let Some(signal) = received() {
+        exit_now(signal, say);
+    }
+}
 
 /// Sets what a second signal does before exiting, in place of what was set.
 pub fn set_last_words(words: LastWords) {
@@ -126,13 +143,13 @@ pub fn install(say: fn(&str)) {
             if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
                 continue;
             }
-            if SIGNAL
-                .compare_exchange(0, signal, Relaxed, Relaxed)
-                .is_err()
-            {
-                exit_now(signal, say);
+            let first = SIGNAL.compare_exchange(0, signal, Relaxed, Relaxed).is_ok();
+            let at_first = *AT_FIRST.lock().unwrap_or_else(|e| e.into_inner());
+            match (at_first, first) {
+                (Some(at_first), _) => exit_now(signal, at_first),
+                (None, false) => exit_now(signal, say),
+                (None, true) => wake_sleepers(),
             }
-            wake_sleepers();
         });
     if spawned.is_err() {
         // Without the thread, fall back to the default actions: no partial

@@ -80,6 +80,7 @@ fn dispatch(command: Command, bench_name: &mut Option<&'static str>) -> Result<(
             app::run(&request)
         }
         Command::Compare(args) => {
+            interrupt::end_at_first(console::interrupted);
             let comparison = compare::run(&args)?;
             for line in &comparison.report {
                 output::print_line(line);
@@ -87,8 +88,14 @@ fn dispatch(command: Command, bench_name: &mut Option<&'static str>) -> Result<(
             comparison.regression.map_or(Ok(()), Err)
         }
         Command::Calibrate { args, quiet } => calibrate::run(&args, quiet, bench_name),
-        Command::History(args) => history::run(&args),
-        Command::Export(args) => history::export(&args),
+        Command::History(args) => {
+            interrupt::end_at_first(console::interrupted);
+            history::run(&args)
+        }
+        Command::Export(args) => {
+            interrupt::end_at_first(console::interrupted);
+            history::export(&args)
+        }
         Command::Completions(shell) => output::write_stdout(&cli::completions(shell)),
         Command::Man(subcommand) => output::write_stdout(&cli::man_page(subcommand.as_deref())?),
     }

@@ -93,7 +93,7 @@ pub(super) fn write_plot(path: &Path, plotted: &[(String, Vec<[u64; 2]>)]) -> Re
         .map(|(name, buckets)| (name.as_str(), buckets.as_slice()))
         .collect();
     let svg = crate::report::latency_plot::distribution("Latency distribution", &series)?;
-    crate::report::output::write(
+    crate::report::output::write_before_exit(
         &crate::config::OutputTarget::File(path.to_path_buf()),
         svg.as_bytes(),
     )

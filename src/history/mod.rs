@@ -52,17 +52,28 @@ pub fn path_of(explicit: Option<&Path>) -> Result<PathBuf> {
 /// file that does not exist yet, where a file can be written (its directory
 /// made now when missing, as the default path's is).
 pub fn check_target(path: &Path) -> Result<()> {
+    let cannot = |why: String| {
+        Error::usage(format!(
+            "--history {} cannot be written: {why}",
+            path.display()
+        ))
+    };
     store::check(path)?;
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Error::usage(format!(
-                "--history {} cannot be written: cannot create {}: {e}",
-                path.display(),
-                dir.display()
-            ))
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| cannot(format!("cannot create {}: {e}", dir.display())))?;
     }
-    output::check_writable("--history", path)
+    output::check_writable("--history", path)?;
+    // The file itself too: one made immutable, or another user's, passes
+    // the check of its directory.
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(cannot(output::reason(&e))),
+        _ => Ok(()),
+    }
 }
 
 /// Appends a run's results (`--history` on a run); says how many entries.
@@ -81,7 +92,7 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     match &args.command {
         HistoryCommand::Add(add) => add_files(&path, add),
         HistoryCommand::List => {
-            let entries = Store::open(&path, Open::Existing)?.entries(&[])?;
+            let entries = reading(&path)?.entries(&[])?;
             print(&lines::list(&entries));
             Ok(())
         }
@@ -94,9 +105,10 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
         }
         HistoryCommand::Report(report) => write_report(&path, report),
         HistoryCommand::Merge(merge) => {
+            check_target(&path)?;
             let mut store = Store::open(&path, Open::Create)?;
             for other in &merge.others {
-                let entries = Store::open(other, Open::Existing)?.entries(&[])?;
+                let entries = reading(other)?.entries(&[])?;
                 let added = store.append(&entries)?;
                 print(&[lines::merged(other, added, entries.len())]);
             }
@@ -125,15 +137,28 @@ fn loaded(file: &Path) -> Result<ResultFile> {
     Ok(result)
 }
 
+/// The history at `path` opened to read; how, said when the reader should
+/// know (read as immutable, its WAL unseen).
+fn reading(path: &Path) -> Result<Store> {
+    let store = Store::open(path, Open::Existing)?;
+    if let Some(note) = &store.note {
+        console::warning(note);
+    }
+    Ok(store)
+}
+
+/// Prints `text`, control characters escaped: names, kernels and labels
+/// come from files anyone could have written, and must not drive the
+/// terminal (as `compare` prints them).
 fn print(text: &[String]) {
     for line in text {
-        output::print_line(line);
+        output::print_line(&lines::printable(line));
     }
 }
 
 /// The entries of `benchmarks` (all when none), each named one present.
 fn read(path: &Path, benchmarks: &[String]) -> Result<Vec<Entry>> {
-    let entries = Store::open(path, Open::Existing)?.entries(benchmarks)?;
+    let entries = reading(path)?.entries(benchmarks)?;
     if let Some(missing) = benchmarks
         .iter()
         .find(|name| !entries.iter().any(|e| &e.benchmark == *name))
@@ -154,6 +179,7 @@ fn add_files(path: &Path, add: &AddArgs) -> Result<()> {
         entries.extend(entries_of_file(file, add, at)?);
     }
     let entries: Vec<Entry> = entries.into_iter().map(|e| e.labelled(&labels)).collect();
+    check_target(path)?;
     let added = Store::open(path, Open::Create)?.append(&entries)?;
     print(&[lines::added(path, added, entries.len())]);
     Ok(())
@@ -161,8 +187,10 @@ fn add_files(path: &Path, add: &AddArgs) -> Result<()> {
 
 /// A file's entries: a result file's, or a BMF file's.
 fn entries_of_file(file: &Path, add: &AddArgs, at: i64) -> Result<Vec<Entry>> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| Error::usage(format!("cannot read {}: {e}", file.display())))?;
+    let text = crate::results::read_bounded(
+        file,
+        "`history add` takes result files (--json) and BMF files",
+    )?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         Error::usage(format!(
             "{} is neither a result file nor BMF: {e}",
@@ -171,7 +199,11 @@ fn entries_of_file(file: &Path, add: &AddArgs, at: i64) -> Result<Vec<Entry>> {
     })?;
     if !bmf::looks_like_bmf(&json) {
         let result = loaded(file)?;
-        return import::entries_of(&result, &import::Local::default(), "result-file");
+        let entries = import::entries_of(&result, &import::Local::default(), "result-file")?;
+        if entries.is_empty() {
+            console::warning(&lines::no_entry(file, &result));
+        }
+        return Ok(entries);
     }
     let benchmarks = bmf::read(&json, add.better.map(|b| b.better()))
         .map_err(|e| Error::usage(format!("{}: {e}", file.display())))?;
@@ -200,6 +232,7 @@ fn now() -> i64 {
 
 fn show_benchmark(path: &Path, show: &ShowArgs) -> Result<()> {
     let entries = read(path, std::slice::from_ref(&show.benchmark))?;
+    check_figure(&entries, show.figure.as_deref())?;
     let all = series(&entries, show.figure.as_deref(), show.by.order());
     if all.is_empty() {
         return Err(no_figure(&show.benchmark, show.figure.as_deref()));
@@ -207,7 +240,7 @@ fn show_benchmark(path: &Path, show: &ShowArgs) -> Result<()> {
     print(&lines::show(&all));
     if let Some(plot) = &show.plot {
         let svg = history_plot::svg(&all, &[], show.by.order());
-        output::write(&OutputTarget::File(plot.clone()), svg.as_bytes())?;
+        output::write_before_exit(&OutputTarget::File(plot.clone()), svg.as_bytes())?;
     }
     Ok(())
 }
@@ -219,17 +252,42 @@ fn no_figure(benchmark: &str, figure: Option<&str>) -> Error {
     })
 }
 
+/// Refuses a `--figure` that no entry has (a typo must not pass a gate),
+/// naming the figures there are.
+fn check_figure(entries: &[Entry], figure: Option<&str>) -> Result<()> {
+    let Some(figure) = figure else {
+        return Ok(());
+    };
+    let mut names: Vec<&str> = entries
+        .iter()
+        .flat_map(|e| e.figures.iter().map(|f| f.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.contains(&figure) {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "no entry has a figure '{figure}'; the figures there are: {}",
+        lines::printable(&names.join(", "))
+    )))
+}
+
 /// The series of `entries` the search names, and each one's change points.
-fn searched<'a>(entries: &'a [Entry], search: &SearchArgs) -> (Vec<Series<'a>>, Vec<Vec<Change>>) {
+fn searched<'a>(
+    entries: &'a [Entry],
+    search: &SearchArgs,
+) -> Result<(Vec<Series<'a>>, Vec<Vec<Change>>)> {
+    check_figure(entries, search.figure.as_deref())?;
     let all = series(entries, search.figure.as_deref(), search.by.order());
     let options = search.options();
     let found = all.iter().map(|s| changes(s, &options)).collect();
-    (all, found)
+    Ok((all, found))
 }
 
 fn print_changes(path: &Path, args: &ChangesArgs) -> Result<()> {
     let entries = read(path, &args.benchmarks)?;
-    let (all, found) = searched(&entries, &args.search);
+    let (all, found) = searched(&entries, &args.search)?;
     let found: Vec<Change> = found.into_iter().flatten().collect();
     match args.json {
         true => output::write_stdout(lines::changes_json(&found).as_bytes()),
@@ -242,7 +300,7 @@ fn print_changes(path: &Path, args: &ChangesArgs) -> Result<()> {
 
 fn write_report(path: &Path, args: &ReportArgs) -> Result<()> {
     let entries = read(path, &args.benchmarks)?;
-    let (all, found) = searched(&entries, &args.search);
+    let (all, found) = searched(&entries, &args.search)?;
     let source = path.display().to_string();
     let page = history_page::page(&history_page::Page {
         source: &source,
@@ -251,16 +309,33 @@ fn write_report(path: &Path, args: &ReportArgs) -> Result<()> {
         entries: &entries,
         order: args.search.by.order(),
     });
-    std::fs::create_dir_all(&args.dir)
-        .map_err(|e| Error::runtime(format!("cannot create {}: {e}", args.dir.display())))?;
+    make_dir(&args.dir)?;
     let index = args.dir.join("index.html");
-    output::write(&OutputTarget::File(index.clone()), page.as_bytes())?;
+    output::write_before_exit(&OutputTarget::File(index.clone()), page.as_bytes())?;
     print(&[lines::report_written(
         &index,
         all.len(),
         found.iter().flatten().count(),
     )]);
     Ok(())
+}
+
+/// Makes the directory `dir` a report or an export writes into, when
+/// missing; a file of that name is refused in a sentence, left as it is.
+fn make_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "{} is a file, not a directory: give a directory to write into (made when missing)",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::runtime(format!(
+            "cannot create {}: {}",
+            dir.display(),
+            output::reason(&e)
+        ))
+    })
 }
 
 /// What a one-report format takes of a history: the newest entry of each
@@ -283,14 +358,16 @@ fn write_format(entries: &[Entry], format: &FormatArgs, order: Order) -> Result<
         Some(path) => OutputTarget::File(path.to_path_buf()),
     };
     match format.format {
-        args::Format::Bmf => output::write(&target, crate::report::bmf::bmf(entries).as_bytes()),
+        args::Format::Bmf => {
+            output::write_before_exit(&target, crate::report::bmf::bmf(entries).as_bytes())
+        }
         args::Format::GithubAction => {
             let better = format.better.better();
             let (json, left_out) = github_action::github_action(entries, better);
             if left_out > 0 {
                 console::warning(&lines::left_out(left_out, better));
             }
-            output::write(&target, json.as_bytes())
+            output::write_before_exit(&target, json.as_bytes())
         }
         args::Format::Otava => {
             let OutputTarget::File(dir) = target else {
@@ -298,12 +375,11 @@ fn write_format(entries: &[Entry], format: &FormatArgs, order: Order) -> Result<
                     "--format otava writes a CSV a series and otava.yaml: give --output DIR",
                 ));
             };
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
+            make_dir(&dir)?;
             let dir = dir.canonicalize().unwrap_or(dir);
             let all = series(entries, None, order);
             for (name, bytes) in otava::otava(&all, &dir) {
-                output::write(&OutputTarget::File(dir.join(name)), bytes.as_bytes())?;
+                output::write_before_exit(&OutputTarget::File(dir.join(name)), bytes.as_bytes())?;
             }
             Ok(())
         }

@@ -42,6 +42,12 @@ pub fn parse(text: &str) -> Result<i64, String> {
     if date.len() != 10 || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return Err(wrong());
     }
+    let last = days_in_month(year, month);
+    if day > last {
+        return Err(format!(
+            "'{text}' is not a date: {year}-{month:02} has {last} days"
+        ));
+    }
     let days = days_from_civil(year, month, day);
     if rest.is_empty() {
         return Ok(days * 86_400);
@@ -52,7 +58,12 @@ pub fn parse(text: &str) -> Result<i64, String> {
     let (Some(Some(h)), Some(Some(m)), Some(Some(s))) = (hms.next(), hms.next(), hms.next()) else {
         return Err(wrong());
     };
-    if h > 23 || m > 59 || s > 60 {
+    if s == 60 {
+        return Err(format!(
+            "'{text}' names a leap second, which seconds since the epoch cannot hold: give :59"
+        ));
+    }
+    if h > 23 || m > 59 || s > 59 {
         return Err(wrong());
     }
     let mut zone = &rest[8..];
@@ -76,6 +87,16 @@ pub fn parse(text: &str) -> Result<i64, String> {
         }
     };
     Ok(days * 86_400 + h * 3600 + m * 60 + s - offset)
+}
+
+/// How many days `month` of `year` has (the Gregorian calendar's).
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
@@ -111,5 +132,19 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn impossible_dates_are_refused_not_moved() {
+        assert_eq!(
+            parse("2026-02-30"),
+            Err("'2026-02-30' is not a date: 2026-02 has 28 days".to_string())
+        );
+        assert!(parse("2026-04-31T00:00:00Z").is_err());
+        assert!(parse("2100-02-29").is_err());
+        assert!(parse("2024-02-29").is_ok());
+        assert!(parse("2000-02-29").is_ok());
+        let leap = parse("2026-12-31T23:59:60Z").unwrap_err();
+        assert!(leap.contains("leap second"), "{leap}");
     }
 }

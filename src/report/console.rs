@@ -254,6 +254,12 @@ pub fn interrupted_twice(signal: &str) {
     );
 }
 
+/// A signal (`signal`) ended a command that had nothing to keep: bench
+/// exits at once.
+pub fn interrupted(signal: &str) {
+    eprintln!("interrupted by {signal}");
+}
+
 /// A piece of libbpf's log (`-v`), as libbpf wrote it.
 pub fn libbpf_log(text: &str) {
     eprint!("{text}");

@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::history::entry::Entry;
 use crate::history::series::{Change, Series};
 use crate::history::time;
+pub use crate::report::compare::printable;
 use crate::stats::Better;
 
 /// A value in 4 significant figures, scaled: `1.234M`, `56.78K`, `0.5000`.
@@ -231,6 +232,15 @@ pub fn added(path: &Path, added: usize, offered: usize) -> String {
             path.display()
         ),
     }
+}
+
+/// Why a result file given to `history add` adds no entry.
+pub fn no_entry(file: &Path, result: &crate::results::ResultFile) -> String {
+    let why = match result.runs.iter().all(|run| run.partial) {
+        true if !result.runs.is_empty() => "every run in it was interrupted (marked partial)",
+        _ => "it holds no complete run with a figure",
+    };
+    format!("note: {} adds no entry: {why}", file.display())
 }
 
 pub fn merged(other: &Path, added: usize, offered: usize) -> String {

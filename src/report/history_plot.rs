@@ -190,28 +190,31 @@ impl Scale {
             let low = if low > 0.0 { low } else { smallest };
             return Scale {
                 low: low / 1.25,
-                high: high * 1.25,
+                high: (high * 1.25).min(f64::MAX),
                 log: true,
             };
         }
-        let pad = match (high - low).abs() {
-            span if span > 0.0 => span * 0.1,
-            _ => high.abs().max(1.0) * 0.05,
+        // Halves, so that values near f64::MAX do not overflow the span.
+        let pad = match high / 2.0 - low / 2.0 {
+            half if half > 0.0 => half * 0.2,
+            _ => (high.abs() / 2.0).max(1.0) * 0.1,
         };
-        let bottom = low - pad;
+        let bottom = (low - pad).max(f64::MIN);
         Scale {
             low: if low >= 0.0 { bottom.max(0.0) } else { bottom },
-            high: high + pad,
+            high: (high + pad).min(f64::MAX),
             log: false,
         }
     }
 
-    /// Where `value` is drawn (clamped to the plot).
+    /// Where `value` is drawn (clamped to the plot; the middle if it cannot
+    /// be placed, never NaN in the page).
     fn y(&self, value: f64) -> f64 {
         let share = match self.log {
             true => (self.high.ln() - value.max(self.low).ln()) / (self.high.ln() - self.low.ln()),
-            false => (self.high - value) / (self.high - self.low),
+            false => (self.high / 2.0 - value / 2.0) / (self.high / 2.0 - self.low / 2.0),
         };
+        let share = if share.is_nan() { 0.5 } else { share };
         TOP + share.clamp(0.0, 1.0) * (HEIGHT - TOP - BOTTOM)
     }
 
@@ -222,7 +225,7 @@ impl Scale {
                 let at = f64::from(k) / 4.0;
                 match self.log {
                     true => (self.low.ln() + (self.high.ln() - self.low.ln()) * at).exp(),
-                    false => self.low + (self.high - self.low) * at,
+                    false => self.low * (1.0 - at) + self.high * at,
                 }
             })
             .collect()
@@ -363,11 +366,16 @@ fn chart_height(chart: &Chart<'_>) -> f64 {
     HEIGHT + LEGEND_LINE * chart.series.len() as f64
 }
 
-/// Text for XML and HTML.
+/// Text for XML and HTML. Control characters, which XML 1.0 does not allow
+/// even as references, are written out as `\u{1b}` (as the terminal's lines
+/// show them).
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {
+                out.extend(c.escape_unicode())
+            }
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -443,5 +451,24 @@ mod tests {
         assert!(far.y(50.0) > far.y(60.0), "larger values are drawn higher");
         let ticks = far.ticks();
         assert!(ticks[0] < 50.0 && ticks[4] > 15_000.0, "{ticks:?}");
+    }
+
+    #[test]
+    fn values_near_the_largest_double_are_placed_never_nan() {
+        for values in [&[1e308, 1.5e308][..], &[-1.7e308, 1.7e308], &[1.7e308]] {
+            let scale = scale_of(values);
+            for &value in values.iter().chain(&scale.ticks()) {
+                let y = scale.y(value);
+                assert!(
+                    (TOP..=HEIGHT - BOTTOM).contains(&y),
+                    "{values:?}: {value} at {y}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn control_characters_are_written_out_as_xml_allows() {
+        assert_eq!(escape("a\u{1b}]0;x\u{7}<"), "a\\u{1b}]0;x\\u{7}&lt;");
     }
 }

@@ -541,11 +541,18 @@ pub fn judged(run: &RunRecord, runs: &[RunRecord]) -> bool {
 /// many points with latency histograms), far below what a machine holds.
 pub const MAX_RESULT_BYTES: u64 = 1 << 30;
 
-/// A result file's text: a regular file only, of at most [`MAX_RESULT_BYTES`].
-/// Opened without blocking and checked on the open descriptor, so neither a
-/// FIFO (which would wait for a writer) nor a device such as /dev/zero (which
-/// never ends), named directly or through a symlink, is read.
+/// A result file's text, read by [`read_bounded`].
 fn read_result_text(path: &Path) -> Result<String> {
+    read_bounded(path, "a result file is one that `--json` wrote")
+}
+
+/// The text of a file bench reads (a result file, a BMF file): a regular
+/// file only, of at most [`MAX_RESULT_BYTES`]. Opened without blocking and
+/// checked on the open descriptor, so neither a FIFO (which would wait for a
+/// writer) nor a device such as /dev/zero (which never ends), named directly
+/// or through a symlink, is read. `expected` ends the refusal's sentence: what
+/// the file should have been.
+pub fn read_bounded(path: &Path, expected: &str) -> Result<String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let cannot = |e: std::io::Error| Error::usage(format!("cannot read {}: {e}", path.display()));
@@ -557,7 +564,7 @@ fn read_result_text(path: &Path) -> Result<String> {
     let meta = file.metadata().map_err(cannot)?;
     if !meta.is_file() {
         return Err(Error::usage(format!(
-            "{} is not a regular file: a result file is one that `--json` wrote",
+            "{} is not a regular file: {expected}",
             path.display()
         )));
     }
@@ -567,7 +574,7 @@ fn read_result_text(path: &Path) -> Result<String> {
         .map_err(cannot)?;
     if text.len() as u64 > MAX_RESULT_BYTES {
         return Err(Error::usage(format!(
-            "{} is larger than {} MiB, more than any result file bench writes",
+            "{} is larger than {} MiB, more than any file bench writes or reads",
             path.display(),
             MAX_RESULT_BYTES >> 20
         )));

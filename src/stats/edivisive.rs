@@ -4,8 +4,9 @@
 //! Apache Otava (formerly Hunter) computes them in its original form
 //! (`compute_change_points_orig`): the series is split where the energy
 //! distance between the two sides, weighted by their sizes (Q̂), is largest;
-//! the split stands when fewer than `significance` of the permutations
-//! within the current segments reach as large a Q̂; the segments are split
+//! the split stands when its p-value (the share of the permutations within
+//! the current segments that reach as large a Q̂, the observed split counted
+//! among them) is at most `significance`; the segments are split
 //! again until one does not. Then, as Otava's merge step, the change points
 //! whose change of mean is smaller than `min_magnitude` are taken out one by
 //! one, weakest first. Pure, and deterministic: the permutations come from a

@@ -12,13 +12,13 @@ use serde_json::Value;
 use crate::common::*;
 
 /// `bench history --history PATH ARGS...`.
-fn history(path: &Path, args: &[&str]) -> Output {
+pub(super) fn history(path: &Path, args: &[&str]) -> Output {
     let mut all = vec!["history", "--history", path.to_str().unwrap()];
     all.extend_from_slice(args);
     run(&all)
 }
 
-fn history_ok(path: &Path, args: &[&str]) -> Output {
+pub(super) fn history_ok(path: &Path, args: &[&str]) -> Output {
     let out = history(path, args);
     assert_eq!(out.code, 0, "history {args:?}: {}", out.stderr);
     out

@@ -22,6 +22,7 @@ mod docs;
 mod hashmap;
 mod helpers;
 mod history;
+mod history_files;
 mod history_page;
 mod htab_mem;
 mod latency;

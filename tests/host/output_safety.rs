@@ -169,10 +169,10 @@ fn two_outputs_on_one_file_are_refused_through_links_and_descriptors() {
 
 /// A read-only bind mount of a directory, unmounted when dropped: a place
 /// even root cannot write.
-struct ReadOnly(PathBuf);
+pub(super) struct ReadOnly(pub(super) PathBuf);
 
 impl ReadOnly {
-    fn of(source: &Path, at: &Path) -> ReadOnly {
+    pub(super) fn of(source: &Path, at: &Path) -> ReadOnly {
         fs::create_dir(at).unwrap();
         let ok = |args: &[&str]| Command::new("mount").args(args).status().unwrap().success();
         let (s, a) = (source.to_str().unwrap(), at.to_str().unwrap());

@@ -73,6 +73,18 @@ pub fn write(target: &OutputTarget, bytes: &[u8]) -> Result<()> {
     }
 }
 
+/// [`write`] for a command that a signal ends at once
+/// (`interrupt::end_at_first`): a file is finished, or not begun, before the
+/// process ends, so that no temporary file is left beside it. Standard
+/// output is not waited for: a reader that stopped reading would hold the
+/// signal off.
+pub fn write_before_exit(target: &OutputTarget, bytes: &[u8]) -> Result<()> {
+    match target {
+        OutputTarget::Stdout => write_stdout(bytes),
+        OutputTarget::File(_) => crate::interrupt::last_write(|| write(target, bytes)),
+    }
+}
+
 /// Writes `bytes` to `path` whole or not at all. A regular file (or a new
 /// name) gets a temporary file beside it, synced, then renamed over it; a
 /// symlink is followed (unless [`check_protected`](path::check_protected) refuses it) and its
