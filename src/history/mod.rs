@@ -72,6 +72,7 @@ pub fn append_results(path: &Path, results: &[ResultFile]) -> Result<usize> {
     for result in results {
         entries.extend(import::entries_of(result, &local, "run")?);
     }
+    let entries = import::as_today(entries);
     Store::open(path, Open::Create)?.append(&entries)
 }
 
@@ -97,6 +98,7 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
             let mut store = Store::open(&path, Open::Create)?;
             for other in &merge.others {
                 let entries = Store::open(other, Open::Existing)?.entries(&[])?;
+                let entries = import::as_today(entries);
                 let added = store.append(&entries)?;
                 print(&[lines::merged(other, added, entries.len())]);
             }
@@ -112,6 +114,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
     for file in &args.files {
         entries.extend(import::entries_of(&loaded(file)?, &local, "result-file")?);
     }
+    let entries = import::as_today(entries);
     write_format(&entries, &args.format, Order::Time)
 }
 
@@ -134,6 +137,7 @@ fn print(text: &[String]) {
 /// The entries of `benchmarks` (all when none), each named one present.
 fn read(path: &Path, benchmarks: &[String]) -> Result<Vec<Entry>> {
     let entries = Store::open(path, Open::Existing)?.entries(benchmarks)?;
+    let entries = import::as_today(entries);
     if let Some(missing) = benchmarks
         .iter()
         .find(|name| !entries.iter().any(|e| &e.benchmark == *name))
@@ -154,6 +158,7 @@ fn add_files(path: &Path, add: &AddArgs) -> Result<()> {
         entries.extend(entries_of_file(file, add, at)?);
     }
     let entries: Vec<Entry> = entries.into_iter().map(|e| e.labelled(&labels)).collect();
+    let entries = import::as_today(entries);
     let added = Store::open(path, Open::Create)?.append(&entries)?;
     print(&[lines::added(path, added, entries.len())]);
     Ok(())
@@ -286,7 +291,12 @@ fn write_format(entries: &[Entry], format: &FormatArgs, order: Order) -> Result<
         args::Format::Bmf => output::write(&target, crate::report::bmf::bmf(entries).as_bytes()),
         args::Format::GithubAction => {
             let better = format.better.better();
-            let (json, left_out) = github_action::github_action(entries, better);
+            let (json, kept, left_out) = github_action::github_action(entries, better);
+            if kept == 0 {
+                // github-action-benchmark refuses an empty list: a CI step
+                // must fail here, not there.
+                return Err(Error::usage(lines::nothing_to_export(left_out, better)));
+            }
             if left_out > 0 {
                 console::warning(&lines::left_out(left_out, better));
             }
