@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Which search `bench history changes` should use by default, measured:
-on the logarithms of the values (the default until this measurement) or on
-the values themselves (`--linear`, as Apache Otava). Seeded series, made
+its default (the ranks of the values, each step placed on their
+logarithms; the logarithms alone before issue 55) or the values
+themselves (`--linear`, as Apache Otava). Seeded series, made
 here and added to a history as BMF files, then searched both ways:
 
 - steps+outliers: 50 values around 100 (3 % normal noise), a -12 % step at
@@ -89,7 +90,7 @@ def main():
         for way, extra in (("default", []), ("--linear", ["--linear"])):
             for change in json.loads(bench("history", "--history", history, "changes", "--json", *extra)):
                 found.setdefault((way, change["benchmark"]), []).append(change["index"])
-    print("| series (20 seeds each) | true steps | found, logarithms | false, logarithms | found, --linear | false, --linear |")
+    print("| series (20 seeds each) | true steps | found, default | false, default | found, --linear | false, --linear |")
     print("|---|---|---|---|---|---|")
     for kind in KINDS:
         row = [kind, 0, 0, 0, 0, 0]
