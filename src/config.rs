@@ -78,6 +78,10 @@ pub struct NumberOption {
 pub struct FlagOption {
     pub long: &'static str,
     pub help: &'static str,
+    /// It changes only what is printed, not the work measured
+    /// (`--machine-readable`): results with and without it are compared and
+    /// kept in one history series. The one place that says so.
+    pub output_only: bool,
 }
 
 /// An option with a word for its value (`--crypto-cipher 'cbc(aes)'`),
@@ -151,6 +155,15 @@ impl BenchOption {
             BenchOption::Number(o) => o.help,
             BenchOption::Flag(o) => o.help,
             BenchOption::Text(o) => o.help,
+        }
+    }
+
+    /// Whether it changes only the output, not the work (its declaration's
+    /// word: [`FlagOption::output_only`]).
+    pub const fn output_only(&self) -> bool {
+        match self {
+            BenchOption::Flag(o) => o.output_only,
+            BenchOption::Number(_) | BenchOption::Text(_) => false,
         }
     }
 
@@ -546,4 +559,7 @@ pub struct RunRequest {
     pub profile: Option<ProfileRequest>,
     /// `--history PATH`: append the results to this history.
     pub history: Option<std::path::PathBuf>,
+    /// `--machine NAME`: the machine's name in the results, instead of the
+    /// host's.
+    pub machine: Option<String>,
 }

@@ -66,7 +66,10 @@ pub(super) type Lookup<'a> = &'a dyn Fn(&str) -> Option<&'static dyn Benchmark>;
 /// [`plan`], the benchmarks found by `find`.
 pub(super) fn plan_with(request: &RunRequest, find: Lookup) -> Result<Plan> {
     let online = affinity::online_cpus()?;
-    let context = Context::gather(&online);
+    let mut context = Context::gather(&online);
+    if let Some(name) = &request.machine {
+        context.machine_name = name.clone();
+    }
     // Gathered here, not read while formatting: an emulated CPU marks the
     // summaries.
     let emulated = context.vm.as_deref() == Some("tcg");

@@ -58,6 +58,7 @@ pub const USE_CASE: TextOption = TextOption {
 pub const PREALLOCATED: FlagOption = FlagOption {
     long: "preallocated",
     help: "Preallocate the hash map's elements (htab-mem)",
+    output_only: false,
 };
 
 static OPTIONS: [BenchOption; 3] = [

@@ -71,6 +71,7 @@ pub const PREFIX_LEN: NumberOption = NumberOption {
 pub const RANDOM: FlagOption = FlagOption {
     long: "random",
     help: "Access random keys during op (lpm-trie-noop, -baseline, -lookup, -update)",
+    output_only: false,
 };
 
 static OPTIONS: [BenchOption; 3] = [

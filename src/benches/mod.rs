@@ -520,6 +520,16 @@ pub fn all_options() -> Vec<BenchOption> {
     options
 }
 
+/// Whether the benchmark option `long` (as a result file names it) changes
+/// the work measured, as its declaration says ([`BenchOption::output_only`]):
+/// compare and the history hold results apart on it only then. One no
+/// benchmark declares (a file of another version) is taken to change it.
+pub fn changes_work(long: &str) -> bool {
+    !all()
+        .flat_map(|b| b.options().iter())
+        .any(|o| o.long() == long && o.output_only())
+}
+
 /// Names close to an unknown `name`, best first.
 pub fn suggestions(name: &str) -> Vec<&'static str> {
     let wanted = name.to_ascii_lowercase();

@@ -228,6 +228,11 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub(super) history: Option<PathBuf>,
 
+    /// The machine's name in the result file and the history (default: the
+    /// host's name): one name a machine, where host names come and go.
+    #[arg(long, value_name = "NAME", value_parser = machine_name)]
+    pub(super) machine: Option<String>,
+
     /// Samples per second per CPU for --profile.
     #[arg(long, value_name = "HZ", default_value_t = DEFAULT_PROFILE_FREQ_HZ,
           allow_hyphen_values = true, value_parser = count(1, MAX_PROFILE_FREQ_HZ))]
@@ -365,6 +370,15 @@ impl TypedValueParser for BodyKinds {
         Some(Box::new(
             Body::ALL.into_iter().map(|b| PossibleValue::new(b.name())),
         ))
+    }
+}
+
+/// A machine's name: 1 to 64 characters, none of them a control
+/// character (it is printed, and it names a series).
+pub(super) fn machine_name(text: &str) -> std::result::Result<String, String> {
+    match text.chars().count() {
+        1..=64 if !text.chars().any(char::is_control) => Ok(text.to_string()),
+        _ => Err("expected a name of 1 to 64 characters, no control characters".into()),
     }
 }
 

@@ -79,6 +79,7 @@ pub(super) fn run_command(cli: Cli, matches: &ArgMatches) -> Result<RunRequest> 
         verbose: cli.verbose,
         profile,
         history: cli.run.history.clone(),
+        machine: cli.run.machine.clone(),
     })
 }
 

@@ -139,7 +139,7 @@ fn option_set(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
         }
     }
     set.insert("producers".to_string(), run.producers.to_string());
-    for (k, v) in &run.params {
+    for (k, v) in run.params.iter().filter(|(k, _)| benches::changes_work(k)) {
         set.insert(lines::printable(k), v.to_string());
     }
     set
@@ -159,6 +159,7 @@ pub fn load_result(path: &Path) -> Result<(ResultFile, Option<String>)> {
         )));
     }
     let Some(legacy) = result.legacy.clone() else {
+        check_against_samples(&result, path)?;
         return Ok((result, None));
     };
     let known = benches::find(&result.benchmark);
@@ -166,6 +167,40 @@ pub fn load_result(path: &Path) -> Result<(ResultFile, Option<String>)> {
     let name = lines::printable(&path.display().to_string());
     let bench = lines::printable(&result.benchmark);
     Ok((result, Some(legacy.note(&name, &bench, known.is_some()))))
+}
+
+/// Refuses a file whose kept figures are not what its own runs give, by
+/// today's definitions of its benchmark where the file declares its figures
+/// as today's bench does (samples of 100M hits/s and a figure of 1000M/s):
+/// such a file was edited, and comparing it would print a change nobody
+/// measured. A benchmark this bench does not know, or knows otherwise, is
+/// taken as its file says.
+fn check_against_samples(result: &ResultFile, path: &Path) -> Result<()> {
+    let Some(known) = benches::find(&result.benchmark) else {
+        return Ok(());
+    };
+    let today: Vec<FigureDecl> = known.figures().iter().map(|f| f.decl()).collect();
+    if result.figures != today {
+        return Ok(());
+    }
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs());
+    for (i, run) in result.runs.iter().enumerate() {
+        let mut again = run.clone();
+        again.evaluate(known.figures(), known.channels());
+        for (name, kept) in &run.figures {
+            let fresh = again.figures.get(name).and_then(|f| f.value);
+            if let (Some(kept), Some(fresh)) = (kept.value, fresh) {
+                if !close(kept, fresh) {
+                    return Err(Error::usage(format!(
+                        "{}: runs[{i}] keeps {} = {kept} but its own samples give {fresh}: a file bench wrote never holds that",
+                        path.display(),
+                        lines::printable(name)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The entries of one side: a result file, or every `.json` file of a

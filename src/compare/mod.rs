@@ -146,6 +146,17 @@ fn pair_figures(o: &Entry, n: &Entry) -> Vec<FigureDecl> {
     figures
 }
 
+/// Why a figure both sides have cannot be compared, when it cannot: the
+/// files declare it in two units, or with two better directions (which
+/// would judge it?).
+fn unlike(o: &Entry, n: &Entry, name: &str, label: &str) -> Option<String> {
+    let (old, new) = (o.figure(name)?, n.figure(name)?);
+    if old.unit != new.unit {
+        return Some(lines::unlike_units(label, &old.name, &old.unit, &new.unit));
+    }
+    (old.better != new.better).then(|| lines::unlike_directions(label, &old.name, old.better))
+}
+
 /// Lists the configurations found on one side only; each fails the gate
 /// unless `--allow-missing`.
 fn report_missing(
@@ -228,14 +239,20 @@ impl Tally {
                 1 => label.to_string(),
                 _ => lines::figure_label(label, &figure.name),
             };
-            if let (Some(old), Some(new)) = (o.figure(&figure.name), n.figure(&figure.name)) {
-                if old.unit != new.unit {
-                    let line = lines::unlike_units(&label, &old.name, &old.unit, &new.unit);
-                    self.report.push(line);
-                    continue;
-                }
+            if let Some(line) = unlike(o, n, &figure.name, &label) {
+                self.report.push(line);
+                continue;
             }
             let (old_runs, new_runs) = (o.observations(&figure.name), n.observations(&figure.name));
+            let (old_side, new_side) = (side_figures(&old_runs), side_figures(&new_runs));
+            if [old_side, new_side]
+                .iter()
+                .flatten()
+                .any(|s| !s.mean.is_finite() || !s.sd.is_finite())
+            {
+                self.report.push(lines::overflowing(&label, &figure.name));
+                continue;
+            }
             let (change, verdict, sensitivity) =
                 judge((o, n), figure, (&old_runs, &new_runs), args);
             self.single_run |= change.is_some_and(|c| c.basis == Basis::Seconds);
@@ -244,8 +261,8 @@ impl Tally {
             self.report.push(lines::row(&Row {
                 label: &label,
                 figure,
-                old: side_figures(&old_runs),
-                new: side_figures(&new_runs),
+                old: old_side,
+                new: new_side,
                 runs: (old_runs.len(), new_runs.len()),
                 change,
                 verdict,
@@ -267,7 +284,12 @@ pub fn run(args: &CompareArgs) -> Result<Comparison> {
     let mut plotted: Vec<(String, Vec<[u64; 2]>)> = Vec::new();
     for new_path in &args.new {
         let (new, notes) = load_side(new_path)?;
-        tally.report.extend(notes);
+        // A file on both sides (compared with itself) says its note once.
+        for note in notes {
+            if !tally.report.contains(&note) {
+                tally.report.push(note);
+            }
+        }
         let Pairing { pairs, missing } = pair_up(&old, &new, (&args.old, new_path), args.force)?;
         if args.new.len() > 1 {
             tally.report.push(lines::section(&args.old, new_path));

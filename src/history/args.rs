@@ -156,7 +156,7 @@ pub struct SearchArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Search the values themselves, as Otava does, rather than their
-    /// logarithms (a rate changes by a ratio).
+    /// ranks (which outliers do not outweigh).
     #[arg(long)]
     pub linear: bool,
 }
@@ -168,7 +168,7 @@ impl SearchArgs {
             min_magnitude: self.min_magnitude / 100.0,
             permutations: self.permutations as usize,
             seed: self.seed,
-            log: !self.linear,
+            ranks: !self.linear,
         }
     }
 }

@@ -34,6 +34,31 @@ fn unit_of(measure: &str) -> String {
     }
 }
 
+/// A figure's measure name in BMF, which keeps nothing of a measure but its
+/// name: `NAME (UNIT, higher is better)`; Bencher's built-ins keep theirs.
+/// [`read`] takes the figure back from it.
+pub fn measure_name(name: &str, unit: &str, better: Better) -> String {
+    if better_of(name, None) == Some(better) && unit_of(name) == unit {
+        return name.to_string();
+    }
+    let word = match better {
+        Better::Higher => "higher",
+        Better::Lower => "lower",
+    };
+    format!("{name} ({unit}, {word} is better)")
+}
+
+/// The figure a [`measure_name`] names: its name, unit and direction.
+fn named_figure(measure: &str) -> Option<(String, String, Better)> {
+    let inner = measure.strip_suffix(" is better)")?;
+    let (better, inner) = match inner.strip_suffix(", higher") {
+        Some(rest) => (Better::Higher, rest),
+        None => (Better::Lower, inner.strip_suffix(", lower")?),
+    };
+    let (name, unit) = inner.rsplit_once(" (")?;
+    (!name.is_empty() && !unit.is_empty()).then(|| (name.to_string(), unit.to_string(), better))
+}
+
 /// Whether `json` looks like BMF rather than another JSON file: an object
 /// whose every value is an object of objects that hold a `value`.
 pub fn looks_like_bmf(json: &Value) -> bool {
@@ -73,14 +98,20 @@ pub fn read(json: &Value, better: Option<Better>) -> Result<Vec<BmfBenchmark>, S
             };
             let value = number("value")?
                 .ok_or_else(|| format!("'{name}' measure '{measure}' has no value"))?;
-            let better = better_of(measure, better).ok_or_else(|| {
-                format!(
-                    "measure '{measure}' of '{name}' is neither throughput nor latency: say which way it is better with --better higher|lower"
-                )
-            })?;
+            let (figure, unit, better) = match named_figure(measure) {
+                Some(named) => named,
+                None => {
+                    let better = better_of(measure, better).ok_or_else(|| {
+                        format!(
+                            "measure '{measure}' of '{name}' is neither throughput nor latency: say which way it is better with --better higher|lower"
+                        )
+                    })?;
+                    (measure.clone(), unit_of(measure), better)
+                }
+            };
             figures.push(FigureValues {
-                name: measure.clone(),
-                unit: unit_of(measure),
+                name: figure,
+                unit,
                 better,
                 values: vec![value],
                 low: number("lower_value")?,
@@ -116,6 +147,33 @@ mod tests {
         let other: Value = serde_json::from_str(r#"{"a": {"memory": {"value": 1}}}"#).unwrap();
         assert!(super::read(&other, None).unwrap_err().contains("--better"));
         assert!(super::read(&other, Some(Better::Lower)).is_ok());
+        // A measure bench wrote says its unit and direction: no --better.
+        let named: Value = serde_json::from_str(
+            r#"{"a": {"hits (hits/s, higher is better)": {"value": 1},
+                      "median (ns/op, lower is better)": {"value": 2}}}"#,
+        )
+        .unwrap();
+        let back = super::read(&named, Some(Better::Higher)).unwrap();
+        let figures: Vec<(&str, &str, Better)> = back[0]
+            .figures
+            .iter()
+            .map(|f| (f.name.as_str(), f.unit.as_str(), f.better))
+            .collect();
+        assert_eq!(
+            figures,
+            [
+                ("hits", "hits/s", Better::Higher),
+                ("median", "ns/op", Better::Lower)
+            ]
+        );
+        assert_eq!(
+            measure_name("median", "ns/op", Better::Lower),
+            "median (ns/op, lower is better)"
+        );
+        assert_eq!(
+            measure_name("throughput", "operations/s", Better::Higher),
+            "throughput"
+        );
         assert!(!looks_like_bmf(
             &serde_json::json!({"schema": "bench-result/2"})
         ));

@@ -42,7 +42,7 @@ pub struct KernelId {
 /// The machine, as far as its source says: a host name where known, the
 /// CPU and how many, and whether it ran virtualised (`none`, a hypervisor,
 /// or `tcg` for an emulated guest).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct MachineId {
     pub name: String,
     pub cpu_model: String,
@@ -103,11 +103,17 @@ pub struct Point {
 impl FigureValues {
     /// Its value (the mean of the runs) and its interval: the 95 %
     /// confidence interval over two runs or more, else what the source gave,
-    /// else the value itself.
+    /// else the value itself. Where every value is positive (a rate, a time)
+    /// the interval is taken on their logarithms, as `bench compare`'s: a
+    /// quantity that cannot be negative never gets a negative bound (two runs
+    /// of 90K and 110K give 27.8K .. 356.0K, not -27.1K .. 227.1K).
     pub fn point(&self) -> Option<Point> {
         let stats = run_stats(&self.values)?;
         let (low, high) = match (stats.ci95, self.low, self.high) {
-            (Some(half), _, _) => (stats.mean - half, stats.mean + half),
+            (Some(half), _, _) => match log_interval(&self.values) {
+                Some((low, high)) => (low.min(stats.mean), high.max(stats.mean)),
+                None => (stats.mean - half, stats.mean + half),
+            },
             (None, Some(low), Some(high)) => (low, high),
             _ => (stats.mean, stats.mean),
         };
@@ -117,6 +123,18 @@ impl FigureValues {
             high,
         })
     }
+}
+
+/// The 95 % interval of `values` on their logarithms, back on their scale;
+/// `None` unless every value is positive and there are two or more.
+fn log_interval(values: &[f64]) -> Option<(f64, f64)> {
+    if values.iter().any(|&v| v <= 0.0 || !v.is_finite()) {
+        return None;
+    }
+    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+    let stats = run_stats(&logs)?;
+    let half = stats.ci95?;
+    Some(((stats.mean - half).exp(), (stats.mean + half).exp()))
 }
 
 impl Entry {
@@ -240,6 +258,31 @@ impl Entry {
     }
 }
 
+/// An entry of benchmark `b` at `time` with one figure, `name` in `unit`,
+/// of one value, nothing else known: what the tests build series of.
+#[cfg(test)]
+pub fn bare(time: i64, (name, unit, better): (&str, &str, Better), value: f64) -> Entry {
+    Entry {
+        uid: String::new(),
+        benchmark: "b".into(),
+        time,
+        kernel: KernelId::default(),
+        machine: MachineId::default(),
+        tool: ToolId::default(),
+        options: BTreeMap::new(),
+        labels: BTreeMap::new(),
+        source: "bmf".into(),
+        figures: vec![FigureValues {
+            name: name.into(),
+            unit: unit.into(),
+            better,
+            values: vec![value],
+            low: None,
+            high: None,
+        }],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +300,20 @@ mod tests {
         let point = figure.point().unwrap();
         assert!((point.value - 11.0).abs() < 1e-12);
         assert!(point.low < 11.0 && point.high > 11.0);
+        // Two runs far apart: the interval of a rate stays above zero.
+        let rate = FigureValues {
+            values: vec![50e3, 150e3],
+            ..figure.clone()
+        };
+        let wide = rate.point().unwrap();
+        assert!(wide.low > 0.0 && wide.low < 50e3, "{wide:?}");
+        assert!(wide.high > 150e3, "{wide:?}");
+        // A figure that may be negative keeps the interval on its values.
+        let signed = FigureValues {
+            values: vec![-1.0, 1.0],
+            ..figure.clone()
+        };
+        assert!(signed.point().unwrap().low < -1.0);
         let bmf = FigureValues {
             values: vec![5.0],
             low: Some(4.0),

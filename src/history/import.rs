@@ -10,30 +10,24 @@ use std::collections::BTreeMap;
 
 use super::entry::{Entry, FigureValues, KernelId, MachineId, ToolId};
 use super::time;
+use crate::benches;
 use crate::error::{Error, Result};
 use crate::results::{self, ResultFile, RunRecord};
 use crate::runner::affinity::parse_cpu_list;
 
 /// What a result file does not say of where it ran, known when the run is
-/// this process's own (`--history` on a run): the host's name (kept as the
-/// label `host`, so that a run appended and the same run's file added later
-/// are of one machine), `uname -v`.
+/// this process's own (`--history` on a run): `uname -v`.
 #[derive(Clone, Debug, Default)]
 pub struct Local {
-    pub host: String,
     pub kernel_version: String,
 }
 
 impl Local {
     pub fn gather() -> Local {
-        let read = |path: &str| {
-            std::fs::read_to_string(path)
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default()
-        };
         Local {
-            host: read("/proc/sys/kernel/hostname"),
-            kernel_version: read("/proc/sys/kernel/version"),
+            kernel_version: std::fs::read_to_string("/proc/sys/kernel/version")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default(),
         }
     }
 }
@@ -79,7 +73,7 @@ pub fn entries_of(file: &ResultFile, local: &Local, source: &str) -> Result<Vec<
                 version: local.kernel_version.clone(),
             },
             machine: MachineId {
-                name: String::new(),
+                name: file.context.machine_name.clone(),
                 cpu_model: file.context.cpu_model.clone(),
                 cpus: parse_cpu_list(&file.context.online_cpus).map_or(0, |cpus| cpus.len() as u32),
                 virtualised: file
@@ -93,10 +87,7 @@ pub fn entries_of(file: &ResultFile, local: &Local, source: &str) -> Result<Vec<
                 commit: file.tool.git_revision.clone(),
             },
             options: options_of(file, runs[0]),
-            labels: match local.host.is_empty() {
-                true => BTreeMap::new(),
-                false => [("host".to_string(), local.host.clone())].into(),
-            },
+            labels: BTreeMap::new(),
             source: source.to_string(),
             figures,
         };
@@ -148,4 +139,23 @@ fn options_of(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
         put("profile-freq", hz.to_string());
     }
     options
+}
+
+/// `entries` as today's bench makes them: without the options that change
+/// only the output (`--machine-readable`), which split no series, and named
+/// by their host where an earlier bench kept it as the label `host` (a run
+/// appended with `--history`), so that they join today's series of that
+/// machine. Applied once their uid is made (which keeps every recorded
+/// option: an entry keeps the identity an earlier bench gave it), and to
+/// the entries a history kept.
+pub fn as_today(mut entries: Vec<Entry>) -> Vec<Entry> {
+    for entry in &mut entries {
+        entry.options.retain(|key, _| benches::changes_work(key));
+        if entry.machine.name.is_empty() {
+            if let Some(host) = entry.labels.get("host") {
+                entry.machine.name = host.clone();
+            }
+        }
+    }
+    entries
 }

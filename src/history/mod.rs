@@ -83,6 +83,7 @@ pub fn append_results(path: &Path, results: &[ResultFile]) -> Result<usize> {
     for result in results {
         entries.extend(import::entries_of(result, &local, "run")?);
     }
+    let entries = import::as_today(entries);
     Store::open(path, Open::Create)?.append(&entries)
 }
 
@@ -109,6 +110,7 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
             let mut store = Store::open(&path, Open::Create)?;
             for other in &merge.others {
                 let entries = reading(other)?.entries(&[])?;
+                let entries = import::as_today(entries);
                 let added = store.append(&entries)?;
                 print(&[lines::merged(other, added, entries.len())]);
             }
@@ -124,6 +126,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
     for file in &args.files {
         entries.extend(import::entries_of(&loaded(file)?, &local, "result-file")?);
     }
+    let entries = import::as_today(entries);
     write_format(&entries, &args.format, Order::Time)
 }
 
@@ -159,6 +162,7 @@ fn print(text: &[String]) {
 /// The entries of `benchmarks` (all when none), each named one present.
 fn read(path: &Path, benchmarks: &[String]) -> Result<Vec<Entry>> {
     let entries = reading(path)?.entries(benchmarks)?;
+    let entries = import::as_today(entries);
     if let Some(missing) = benchmarks
         .iter()
         .find(|name| !entries.iter().any(|e| &e.benchmark == *name))
@@ -179,6 +183,7 @@ fn add_files(path: &Path, add: &AddArgs) -> Result<()> {
         entries.extend(entries_of_file(file, add, at)?);
     }
     let entries: Vec<Entry> = entries.into_iter().map(|e| e.labelled(&labels)).collect();
+    let entries = import::as_today(entries);
     check_target(path)?;
     let added = Store::open(path, Open::Create)?.append(&entries)?;
     print(&[lines::added(path, added, entries.len())]);
@@ -363,7 +368,12 @@ fn write_format(entries: &[Entry], format: &FormatArgs, order: Order) -> Result<
         }
         args::Format::GithubAction => {
             let better = format.better.better();
-            let (json, left_out) = github_action::github_action(entries, better);
+            let (json, kept, left_out) = github_action::github_action(entries, better);
+            if kept == 0 {
+                // github-action-benchmark refuses an empty list: a CI step
+                // must fail here, not there.
+                return Err(Error::usage(lines::nothing_to_export(left_out, better)));
+            }
             if left_out > 0 {
                 console::warning(&lines::left_out(left_out, better));
             }

@@ -1,6 +1,7 @@
 //! The history's entries as series, and where a series changed. A series is
-//! one figure of one benchmark on one machine with one set of options: only
-//! those entries measure the same thing. It is in time order, or in kernel
+//! one figure of one benchmark, in one unit with one better direction, on one
+//! machine with one set of options: only those entries measure the same
+//! thing (`hits` in hits/s and in ns/hit are two series). It is in time order, or in kernel
 //! release order (`--by kernel`), one point per entry.
 
 use std::cmp::Ordering;
@@ -43,9 +44,13 @@ impl Series<'_> {
     }
 }
 
+/// What tells series apart: the entry's benchmark, machine and options,
+/// and the figure's name, unit and better direction.
+type SeriesKey = ((String, String, String), (String, String, Better));
+
 /// The series of `entries` (of `figure` alone, when named), in `order`.
 pub fn series<'a>(entries: &'a [Entry], figure: Option<&str>, order: Order) -> Vec<Series<'a>> {
-    let mut grouped: BTreeMap<(String, String, String, String), Series<'a>> = BTreeMap::new();
+    let mut grouped: BTreeMap<SeriesKey, Series<'a>> = BTreeMap::new();
     for entry in entries {
         for values in &entry.figures {
             if figure.is_some_and(|name| name != values.name) {
@@ -56,10 +61,8 @@ pub fn series<'a>(entries: &'a [Entry], figure: Option<&str>, order: Order) -> V
             };
             let (benchmark, machine, options) = entry.series_key();
             let key = (
-                benchmark.clone(),
-                machine.clone(),
-                options.clone(),
-                values.name.clone(),
+                (benchmark.clone(), machine.clone(), options.clone()),
+                (values.name.clone(), values.unit.clone(), values.better),
             );
             grouped
                 .entry(key)
@@ -147,6 +150,7 @@ pub struct Change {
     pub benchmark: String,
     pub figure: String,
     pub unit: String,
+    pub better: Better,
     pub machine: String,
     pub options: String,
     /// The 0-based position in the series of the first entry after it.
@@ -177,6 +181,7 @@ pub fn changes(series: &Series<'_>, options: &ChangeOptions) -> Vec<Change> {
                 benchmark: series.benchmark.clone(),
                 figure: series.figure.clone(),
                 unit: series.unit.clone(),
+                better: series.better,
                 machine: series.machine.clone(),
                 options: series.options.clone(),
                 index: point.index,
@@ -195,6 +200,36 @@ pub fn changes(series: &Series<'_>, options: &ChangeOptions) -> Vec<Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::entry::bare;
+
+    fn entry(time: i64, unit: &str, better: Better, value: f64) -> Entry {
+        bare(time, ("hits", unit, better), value)
+    }
+
+    /// A figure in hits/s (higher is better) and the same name in ns/hit
+    /// (lower) are two series, never one.
+    #[test]
+    fn a_series_is_one_unit_and_one_direction() {
+        let entries = [
+            entry(1, "hits/s", Better::Higher, 100e6),
+            entry(2, "ns/hit", Better::Lower, 9.9),
+            entry(3, "hits/s", Better::Higher, 101e6),
+            entry(4, "hits/s", Better::Lower, 5.0),
+        ];
+        let all = series(&entries, None, Order::Time);
+        let shape: Vec<(&str, Better, usize)> = all
+            .iter()
+            .map(|s| (s.unit.as_str(), s.better, s.points.len()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("hits/s", Better::Higher, 2),
+                ("hits/s", Better::Lower, 1),
+                ("ns/hit", Better::Lower, 1)
+            ]
+        );
+    }
 
     #[test]
     fn kernels_sort_by_their_numbers() {

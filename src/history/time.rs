@@ -2,15 +2,16 @@
 //! (`2026-12-04T20:27:39Z`, an offset or fractions taken), a date
 //! (`2026-12-04`, midnight UTC) or `@SECONDS`, and shown in RFC 3339.
 
-use std::time::{Duration, UNIX_EPOCH};
-
-use crate::results::rfc3339_utc;
+use crate::results::rfc3339_of_secs;
 
 /// `secs` as RFC 3339 in UTC.
+/// Before 1970 too (trackers read a date, not `@-1`); outside the years
+/// RFC 3339 can write, `@SECONDS`.
 pub fn show(secs: i64) -> String {
-    match u64::try_from(secs) {
-        Ok(secs) => rfc3339_utc(UNIX_EPOCH + Duration::from_secs(secs)),
-        Err(_) => format!("@{secs}"),
+    // 0000-01-01 and 9999-12-31T23:59:59Z.
+    match (-62_167_219_200..=253_402_300_799).contains(&secs) {
+        true => rfc3339_of_secs(secs),
+        false => format!("@{secs}"),
     }
 }
 

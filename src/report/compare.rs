@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::figures::FigureDecl;
-use crate::stats::{Basis, Change, MeanSd, Sensitivity, Verdict};
+use crate::stats::{Basis, Better, Change, MeanSd, Sensitivity, Verdict};
 
 /// Which side of a pair was interrupted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +94,20 @@ pub fn row(row: &Row<'_>) -> String {
 /// Two files that name one figure in different units: not compared.
 pub fn unlike_units(label: &str, figure: &str, old: &str, new: &str) -> String {
     format!("{label:<32} not compared: {figure} is in {old} on the old side, {new} on the new")
+}
+
+pub fn unlike_directions(label: &str, figure: &str, old: Better) -> String {
+    let (old, new) = match old {
+        Better::Higher => ("higher", "lower"),
+        Better::Lower => ("lower", "higher"),
+    };
+    format!("{label:<32} not compared: {figure} is {old}-is-better on the old side, {new}-is-better on the new")
+}
+
+/// A figure whose values are too large for their mean or spread to be a
+/// number (near 1e308): nothing true could be said of its change.
+pub fn overflowing(label: &str, figure: &str) -> String {
+    format!("{label:<32} not compared: {figure}'s values are too large to compute with (their mean or spread overflows)")
 }
 
 /// `attach-uprobe attach`: one of the figures of a benchmark that has

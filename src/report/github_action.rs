@@ -6,13 +6,13 @@
 
 use serde_json::{json, Value};
 
-use super::history::{entry_names, number, short_version};
+use super::history::{entry_names, short_version};
 use crate::history::entry::Entry;
 use crate::stats::Better;
 
-/// The JSON of the figures of `entries` that are `better` one way, and how
-/// many of the other way were left out.
-pub fn github_action(entries: &[Entry], better: Better) -> (String, usize) {
+/// The JSON of the figures of `entries` that are `better` one way, how many
+/// it holds and how many of the other way were left out.
+pub fn github_action(entries: &[Entry], better: Better) -> (String, usize, usize) {
     let mut list = Vec::new();
     let mut left_out = 0;
     for (entry, name) in entries.iter().zip(entry_names(entries)) {
@@ -37,11 +37,13 @@ pub fn github_action(entries: &[Entry], better: Better) -> (String, usize) {
                 ),
             });
             if point.low < point.high {
-                item["range"] = json!(format!("{} .. {}", number(point.low), number(point.high)));
+                // Exact, as `value` is: the tool shows it as it is given.
+                item["range"] = json!(format!("{} .. {}", point.low, point.high));
             }
             list.push(item);
         }
     }
+    let kept = list.len();
     let json = serde_json::to_string_pretty(&Value::Array(list)).unwrap_or_default() + "\n";
-    (json, left_out)
+    (json, kept, left_out)
 }

@@ -2,10 +2,10 @@
 //! entries, the change points (text and JSON), and the one-line notes of
 //! add, merge and report.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use crate::history::entry::Entry;
+use crate::history::entry::{Entry, MachineId};
 use crate::history::series::{Change, Series};
 use crate::history::time;
 pub use crate::report::compare::printable;
@@ -133,48 +133,56 @@ pub fn short_version(entry: &Entry) -> String {
         .to_string()
 }
 
+/// The machines and the option sets a benchmark's entries have.
+type Kinds<'a> = (
+    HashSet<&'a MachineId>,
+    HashSet<&'a BTreeMap<String, String>>,
+);
+
 /// A name an entry: its benchmark, with its machine and options where
 /// other entries of that benchmark differ in them, and a number after the
 /// first where entries are alike in all three (two result files of one
-/// configuration).
+/// configuration). Unique, and linear in the entries: one pass to learn
+/// what each benchmark's entries differ in, one to name them.
 pub fn entry_names(entries: &[Entry]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for name in described(entries) {
-        let taken = names
-            .iter()
-            .filter(|n| **n == name || n.starts_with(&format!("{name} #")))
-            .count();
-        names.push(match taken {
-            0 => name,
-            n => format!("{name} #{}", n + 1),
-        });
+    let mut kinds: HashMap<&str, Kinds<'_>> = HashMap::new();
+    for entry in entries {
+        let (machines, options) = kinds.entry(&entry.benchmark).or_default();
+        machines.insert(&entry.machine);
+        options.insert(&entry.options);
+    }
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut names = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let (machines, options) = &kinds[entry.benchmark.as_str()];
+        let mut context = Vec::new();
+        if machines.len() > 1 {
+            context.push(entry.machine.label());
+        }
+        if options.len() > 1 {
+            context.push(entry.options_line());
+        }
+        let name = match context.is_empty() {
+            true => entry.benchmark.clone(),
+            false => format!("{} [{}]", entry.benchmark, context.join("; ")),
+        };
+        names.push(unique(&mut taken, &name, " #"));
     }
     names
 }
 
-fn described(entries: &[Entry]) -> Vec<String> {
-    entries
-        .iter()
-        .map(|entry| {
-            let same: Vec<&Entry> = entries
-                .iter()
-                .filter(|e| e.benchmark == entry.benchmark)
-                .collect();
-            let machines = same.iter().any(|e| e.machine != entry.machine);
-            let options = same.iter().any(|e| e.options != entry.options);
-            let mut context = Vec::new();
-            if machines {
-                context.push(entry.machine.label());
-            }
-            if options {
-                context.push(entry.options_line());
-            }
-            match context.is_empty() {
-                true => entry.benchmark.clone(),
-                false => format!("{} [{}]", entry.benchmark, context.join("; ")),
-            }
-        })
-        .collect()
+/// `name`, or `name{separator}2`, `name{separator}3`... the first not in
+/// `taken`, which takes it: names unique by construction, whatever names
+/// the others already had.
+pub fn unique(taken: &mut HashSet<String>, name: &str, separator: &str) -> String {
+    let mut candidate = name.to_string();
+    let mut n = 1;
+    while taken.contains(&candidate) {
+        n += 1;
+        candidate = format!("{name}{separator}{n}");
+    }
+    taken.insert(candidate.clone());
+    candidate
 }
 
 /// `bench history changes`: each change point in three lines, then a count.
@@ -182,8 +190,12 @@ pub fn changes(found: &[Change], series: usize) -> Vec<String> {
     let mut lines = Vec::new();
     for change in found {
         let mut what = format!(
-            "{} {} ({}) on {}",
-            change.benchmark, change.figure, change.unit, change.machine
+            "{} {} ({}, {} is better) on {}",
+            change.benchmark,
+            change.figure,
+            change.unit,
+            better_word(change.better),
+            change.machine
         );
         if !change.options.is_empty() {
             what.push_str(&format!(" [{}]", change.options));
@@ -264,6 +276,16 @@ pub fn change_points(count: usize) -> String {
         1 => "1 change point".to_string(),
         n => format!("{n} change points"),
     }
+}
+
+/// Why the github-action export has nothing to write: no figure of the
+/// direction asked for.
+pub fn nothing_to_export(other_way: usize, better: Better) -> String {
+    let (asked, other) = match better {
+        Better::Higher => ("higher", "lower"),
+        Better::Lower => ("lower", "higher"),
+    };
+    format!("no figure where {asked} is better to export ({other_way} where {other} is): give --better {other}, or other benchmarks")
 }
 
 /// The github-action export's note of the figures of the other direction.

@@ -5,12 +5,14 @@
 //! marked, with its change in %.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::history::{better_word, number};
 use crate::history::entry::{Entry, Point};
 use crate::history::series::{kernel_order, Change, Order, Series};
 use crate::history::time;
+use crate::stats::Better;
 
 const WIDTH: f64 = 760.0;
 /// The height of the plot and its labels; the legend adds a line a machine.
@@ -33,21 +35,28 @@ pub struct Chart<'a> {
     pub series: Vec<(&'a Series<'a>, &'a [Change])>,
 }
 
-/// The charts of `all` (with `changes`, one list a series, or none).
+/// The charts of `all` (with `changes`, one list a series, or none), in
+/// the order their first series come; one pass, a chart found by its key.
 pub fn charts<'a>(all: &'a [Series<'a>], changes: &'a [Vec<Change>]) -> Vec<Chart<'a>> {
     let mut charts: Vec<Chart<'a>> = Vec::new();
+    let mut index: HashMap<(&str, &str, &str, Better, &str), usize> = HashMap::new();
     for (i, series) in all.iter().enumerate() {
         let found = changes.get(i).map_or(&[][..], |c| &c[..]);
-        let same = |chart: &Chart<'_>| {
-            let first = chart.series[0].0;
-            (&first.benchmark, &first.figure, &first.options)
-                == (&series.benchmark, &series.figure, &series.options)
-        };
-        match charts.iter_mut().find(|chart| same(chart)) {
-            Some(chart) => chart.series.push((series, found)),
-            None => charts.push(Chart {
-                series: vec![(series, found)],
-            }),
+        let key = (
+            series.benchmark.as_str(),
+            series.figure.as_str(),
+            series.unit.as_str(),
+            series.better,
+            series.options.as_str(),
+        );
+        match index.get(&key) {
+            Some(&at) => charts[at].series.push((series, found)),
+            None => {
+                index.insert(key, charts.len());
+                charts.push(Chart {
+                    series: vec![(series, found)],
+                });
+            }
         }
     }
     charts
@@ -400,29 +409,11 @@ pub fn compare_entries(a: &Entry, b: &Entry, order: Order) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::entry::{Entry, FigureValues};
+    use crate::history::entry::{bare, Entry};
     use crate::stats::Better;
 
     fn entry(value: f64) -> Entry {
-        Entry {
-            uid: String::new(),
-            benchmark: "b".into(),
-            time: 0,
-            kernel: Default::default(),
-            machine: Default::default(),
-            tool: Default::default(),
-            options: Default::default(),
-            labels: Default::default(),
-            source: "bmf".into(),
-            figures: vec![FigureValues {
-                name: "throughput".into(),
-                unit: "ops/s".into(),
-                better: Better::Higher,
-                values: vec![value],
-                low: None,
-                high: None,
-            }],
-        }
+        bare(0, ("throughput", "ops/s", Better::Higher), value)
     }
 
     fn scale_of(values: &[f64]) -> Scale {

@@ -8,8 +8,9 @@ use super::ResultFile;
 use crate::error::{Error, Result};
 use crate::latency::Percentiles;
 
-/// Refuses `file` (read from `path`) when a figure cannot be: an interval
-/// that lasted no time (its rates would be 0 or infinite) or percentiles that
+/// Refuses `file` (read from `path`) when a figure cannot be: one declared
+/// twice (which of its units would its values be in?), an interval that
+/// lasted no time (its rates would be 0 or infinite) or percentiles that
 /// fall as they rise (p50 above p99).
 pub fn check_figures(file: &ResultFile, path: &Path) -> Result<()> {
     let refuse = |field: String, why: &str| {
@@ -18,6 +19,15 @@ pub fn check_figures(file: &ResultFile, path: &Path) -> Result<()> {
             path.display()
         )))
     };
+    for (i, figure) in file.figures.iter().enumerate() {
+        if let Some(twice) = file.figures[..i].iter().find(|f| f.name == figure.name) {
+            let why = format!(
+                "declares '{}' twice ({} and {})",
+                figure.name, twice.unit, figure.unit
+            );
+            return refuse(format!("figures[{i}]"), &why);
+        }
+    }
     for (i, run) in file.runs.iter().enumerate() {
         if let Some(j) = run.samples().iter().position(|s| s.elapsed_ns == 0) {
             return refuse(format!("runs[{i}].samples[{j}].elapsed_ns"), "is 0");

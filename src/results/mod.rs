@@ -246,6 +246,11 @@ pub struct Context {
     /// times are not performance numbers). Absent in older files.
     #[serde(default)]
     pub vm: Option<String>,
+    /// The machine's name: `--machine NAME`, else the host's name. What
+    /// tells two machines of one model apart in the history. Absent in
+    /// older files.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub machine_name: String,
     /// What decides a probe's detach cost: RCU expediting, the preemption
     /// model, IBT. Absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -421,9 +426,17 @@ impl Context {
             date: rfc3339_utc(SystemTime::now()),
             machine: Machine::gather(),
             vm: kernel::vm(),
+            machine_name: host_name(),
             detach_facts: Some(crate::attach::facts::DetachFacts::gather()),
         }
     }
+}
+
+/// The host's name (`uname -n`), or nothing where it cannot be read.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .unwrap_or_default()
 }
 
 fn cpu_model() -> String {
@@ -445,6 +458,12 @@ pub fn rfc3339_utc(time: SystemTime) -> String {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0) as i64;
+    rfc3339_of_secs(secs)
+}
+
+/// Seconds since the epoch (before it too: the proleptic Gregorian
+/// calendar) as RFC 3339 in UTC.
+pub fn rfc3339_of_secs(secs: i64) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

@@ -134,7 +134,7 @@ pub enum Verdict {
 }
 
 /// Which way a figure improves: a rate is better higher, a time lower.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Better {
     Higher,

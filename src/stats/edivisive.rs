@@ -26,11 +26,13 @@ pub struct ChangeOptions {
     pub permutations: usize,
     /// The permutations' seed: the same series and seed give the same answer.
     pub seed: u64,
-    /// Search the logarithms of the values (when all are positive): a rate
-    /// or a time changes by a ratio, and on the logarithms the spread of a
-    /// fast segment does not drown a slow one's (Otava searches the values;
-    /// `false` does the same). The means and magnitudes are the values'.
-    pub log: bool,
+    /// Search the ranks of the values (their order, ties sharing the mean
+    /// rank): a step shows in the order whatever its scale, a fast segment's
+    /// spread does not drown a slow one's, and an outlier weighs one rank,
+    /// not its distance (on the values, or their logarithms, two values at
+    /// half the level outweigh a 12 % step). `false` searches the values, as
+    /// Otava does. The means and magnitudes are the values'.
+    pub ranks: bool,
 }
 
 /// One change point of a series.
@@ -60,6 +62,25 @@ impl ChangePoint {
     }
 }
 
+/// The rank of each value (0 for the smallest), equal values sharing the
+/// mean of their ranks.
+fn ranks(series: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    order.sort_by(|&a, &b| series[a].total_cmp(&series[b]));
+    let mut ranked = vec![0.0; series.len()];
+    let mut start = 0;
+    while start < order.len() {
+        let value = series[order[start]];
+        let end = start + order[start..].partition_point(|&i| series[i] == value);
+        let shared = (start + end - 1) as f64 / 2.0;
+        for &i in &order[start..end] {
+            ranked[i] = shared;
+        }
+        start = end;
+    }
+    ranked
+}
+
 fn magnitude(before: f64, after: f64) -> f64 {
     let forward = if before == 0.0 {
         0.0
@@ -77,13 +98,20 @@ fn magnitude(before: f64, after: f64) -> f64 {
 /// The change points of `series`, in index order.
 pub fn change_points(series: &[f64], options: &ChangeOptions) -> Vec<ChangePoint> {
     let mut rng = SplitMix64(options.seed);
-    let logs: Vec<f64>;
-    let searched = match options.log && series.iter().all(|&x| x > 0.0) {
+    let ranked: Vec<f64>;
+    let searched = match options.ranks {
         true => {
-            logs = series.iter().map(|x| x.ln()).collect();
-            &logs[..]
+            ranked = ranks(series);
+            &ranked[..]
         }
         false => series,
+    };
+    // Ranks lose the size of a gap, which places a step between a tight and
+    // a spread segment an entry off: the ranks say whether a split stands,
+    // the logarithms (the values, unless all are positive) where it is.
+    let logs: Vec<f64> = match series.iter().all(|&x| x > 0.0) {
+        true => series.iter().map(|x| x.ln()).collect(),
+        false => series.to_vec(),
     };
     let mut found: Vec<(usize, f64, f64)> = Vec::new();
     loop {
@@ -96,6 +124,10 @@ pub fn change_points(series: &[f64], options: &ChangeOptions) -> Vec<ChangePoint
         if p > options.significance {
             break;
         }
+        let index = match options.ranks {
+            true => placed(&logs, &segments, index),
+            false => index,
+        };
         let at = found.partition_point(|&(i, _, _)| i < index);
         found.insert(at, (index, qhat, p));
     }
@@ -161,6 +193,41 @@ fn best_split(series: &[f64], segments: &[(usize, usize)]) -> Option<(usize, f64
         }
     }
     best
+}
+
+/// Where a split found at `index` is, within one entry of it: the place
+/// whose Q̂ (the segment's rest as the second side) is largest on `x`.
+fn placed(x: &[f64], segments: &[(usize, usize)], index: usize) -> usize {
+    let Some(&(start, end)) = segments.iter().find(|&&(s, e)| s < index && index < e) else {
+        return index;
+    };
+    let segment = &x[start..end];
+    let candidates = (index - 1).max(start + 1)..=(index + 1).min(end - 1);
+    let mut best = (index, f64::NEG_INFINITY);
+    for at in candidates {
+        let q = qhat_of(segment, at - start);
+        // The first largest, or the one found where they tie.
+        if q > best.1 || (q == best.1 && at == index) {
+            best = (at, q);
+        }
+    }
+    best.0
+}
+
+/// Q̂ of `x` split into `x[..tau]` and `x[tau..]`, by its definition.
+fn qhat_of(x: &[f64], tau: usize) -> f64 {
+    let (a, b) = x.split_at(tau);
+    let (n, m) = (a.len() as f64, b.len() as f64);
+    let sum = |p: &[f64], q: &[f64]| -> f64 {
+        p.iter()
+            .map(|u| q.iter().map(|v| (u - v).abs()).sum::<f64>())
+            .sum()
+    };
+    let within = |p: &[f64], k: f64, count: f64| match count > 1.0 {
+        true => 2.0 * k / ((m + n) * (count - 1.0)) * sum(p, p) / 2.0,
+        false => 0.0,
+    };
+    2.0 / (m + n) * sum(a, b) - within(a, m, n) - within(b, n, m)
 }
 
 /// The p-value of a split whose Q̂ is `qhat`: the share of `permutations`
@@ -248,7 +315,7 @@ mod tests {
         min_magnitude: 0.02,
         permutations: 199,
         seed: 1,
-        log: false,
+        ranks: false,
     };
 
     /// `levels` as (mean, count) with `noise` relative normal noise.
@@ -352,18 +419,14 @@ mod tests {
 
     /// A slow, tight segment before a fast, spread one (an emulated kernel's
     /// breakpoint rates): the values' energy distance is drowned by the
-    /// fast segment's spread; their logarithms' is not.
+    /// fast segment's spread; their ranks' is not.
     #[test]
-    fn logarithms_find_a_ratio_that_a_wide_spread_hides() {
+    fn ranks_find_a_ratio_that_a_wide_spread_hides() {
         let x = [
             50.0, 60.3, 52.0, 36.8, 36.6, 41.9, 102.7, 132.9, 385.4, 187.1, 115.3, 203.4, 186.4,
             398.2, 132.6, 117.6, 152.1, 111.9,
         ];
-        let log = ChangeOptions {
-            log: true,
-            ..OPTIONS
-        };
-        let found = change_points(&x, &log);
+        let found = change_points(&x, &RANKS);
         assert_eq!(
             found.iter().map(|c| c.index).collect::<Vec<_>>(),
             [6],
@@ -379,16 +442,38 @@ mod tests {
             "the values alone: p > 0.01"
         );
         let step = series(&[(100.0, 20), (90.0, 20)], 0.03, 1);
-        assert_eq!(
-            change_points(&step, &log)
-                .iter()
-                .map(|c| c.index)
-                .collect::<Vec<_>>(),
-            change_points(&step, &OPTIONS)
-                .iter()
-                .map(|c| c.index)
-                .collect::<Vec<_>>()
+        assert_eq!(indices(&step, &RANKS), indices(&step, &OPTIONS));
+    }
+
+    fn indices(x: &[f64], options: &ChangeOptions) -> Vec<usize> {
+        change_points(x, options).iter().map(|c| c.index).collect()
+    }
+
+    /// Issue 55's case: a -12 % step at 15 and a +7 % one at 35, and two
+    /// values at half the level. Their distance outweighs the step's on the
+    /// values and on the logarithms; one rank each does not.
+    #[test]
+    fn two_low_outliers_do_not_hide_a_step_from_the_ranks() {
+        let mut x = series(&[(100.0, 15), (88.0, 20), (94.16, 15)], 0.03, 1);
+        x[7] *= 0.5;
+        x[26] *= 0.55;
+        assert!(
+            indices(&x, &RANKS).contains(&15),
+            "{:?}",
+            indices(&x, &RANKS)
         );
+        let logs: Vec<f64> = x.iter().map(|v| v.ln()).collect();
+        assert!(!indices(&logs, &OPTIONS).contains(&15));
+    }
+
+    const RANKS: ChangeOptions = ChangeOptions {
+        ranks: true,
+        ..OPTIONS
+    };
+
+    #[test]
+    fn ties_share_their_mean_rank() {
+        assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), [2.5, 0.0, 2.5, 1.0]);
     }
 
     #[test]

@@ -769,3 +769,122 @@ fn a_file_of_the_layout_before_compares_against_a_new_one() {
     );
     assert_eq!(old.figures[1].unit, "MiB");
 }
+
+/// A file of an earlier layout compared with itself says what it lacks
+/// once, not once a side.
+#[test]
+fn a_file_compared_with_itself_says_its_note_once() {
+    let old = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/4c30c63-htab-mem.json");
+    let out = compare(&[&old, &old], &[]);
+    let notes = out.stdout.matches("was written as bench-result/2").count();
+    assert_eq!(notes, 1, "{}", out.stdout);
+}
+
+/// Writes `file` as `name` in `dir`.
+fn written(dir: &Path, name: &str, file: &ResultFile) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, file.to_json()).unwrap();
+    path
+}
+
+/// `--machine-readable` changes only what bpf-nop prints: runs with and
+/// without it are compared, and make one history series.
+#[test]
+fn an_output_only_option_splits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = [0, 1]
+        .iter()
+        .map(|&flag| {
+            let mut file = template();
+            file.benchmark = "bpf-nop".into();
+            file.context.date = format!("2026-12-0{}T00:00:00Z", flag + 1);
+            file.options.params.insert("machine-readable".into(), flag);
+            file.options.params.insert("batch-iters".into(), 0);
+            for run in &mut file.runs {
+                run.params.insert("machine-readable".into(), flag);
+                run.params.insert("batch-iters".into(), 0);
+            }
+            written(dir.path(), &format!("mr{flag}.json"), &file)
+        })
+        .collect();
+    let out = compare_any(&[&files[0], &files[1]], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let mut add = vec!["history", "--history", db, "add"];
+    add.extend(files.iter().map(|f| f.to_str().unwrap()));
+    assert_eq!(run(&add).code, 0);
+    let shown = run(&[
+        "history",
+        "--history",
+        db,
+        "show",
+        "bpf-nop",
+        "--figure",
+        "hits",
+    ]);
+    assert_eq!(
+        shown.stdout.matches("is better").count(),
+        1,
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        !shown.stdout.contains("machine-readable"),
+        "{}",
+        shown.stdout
+    );
+}
+
+/// A file that contradicts itself or the other side is refused with a
+/// sentence, never judged: a figure of two directions, a figure declared
+/// twice, figures its own samples do not give, values too large to add up.
+#[test]
+fn files_that_contradict_themselves_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = written(dir.path(), "old.json", &template());
+
+    let mut lower = template();
+    lower.figures[0].better = bench::stats::Better::Lower;
+    let lower = written(dir.path(), "lower.json", &lower);
+    let out = compare(&[&old, &lower], &[]);
+    assert_has(
+        &out.stdout,
+        "is higher-is-better on the old side, lower-is-better on the new",
+    );
+
+    let mut twice = template();
+    let mut other = twice.figures[0].clone();
+    other.unit = "ns/hit".into();
+    twice.figures.push(other);
+    let twice = written(dir.path(), "twice.json", &twice);
+    assert_one_clear_line(&compare_any(&[&old, &twice], &[]), 2, "twice");
+
+    let mut inflated = template();
+    let name = inflated.figures[0].name.clone();
+    let kept = inflated.runs[0].figures.get_mut(&name).unwrap();
+    kept.value = kept.value.map(|v| v * 10.0);
+    let inflated = written(dir.path(), "inflated.json", &inflated);
+    assert_one_clear_line(
+        &compare_any(&[&old, &inflated], &[]),
+        2,
+        "its own samples give",
+    );
+
+    let huge = |name: &str, scale: f64| {
+        let mut file = template();
+        file.benchmark = "not-a-benchmark".into();
+        let figure = file.figures[0].name.clone();
+        let kept = file.runs[0].figures.get_mut(&figure).unwrap();
+        kept.seconds = vec![1.7e308 * scale; 4];
+        kept.value = Some(1.7e308 * scale);
+        written(dir.path(), name, &file)
+    };
+    let out = compare(&[&huge("a.json", 1.0), &huge("b.json", 0.9)], &[]);
+    assert_has(&out.stdout, "too large to compute with");
+    assert!(
+        !out.stdout.contains("inf") && !out.stdout.contains("NaN"),
+        "{}",
+        out.stdout
+    );
+}

@@ -43,6 +43,7 @@ use crate::runner::SetUp;
 pub const B2B: FlagOption = FlagOption {
     long: "rb-b2b",
     help: "Back-to-back mode: one producer starts, then each consumer emits the next batch after every wake-up",
+    output_only: false,
 };
 pub const BATCH_CNT: NumberOption = NumberOption {
     long: "rb-batch-cnt",
@@ -57,6 +58,7 @@ pub const BATCH_CNT: NumberOption = NumberOption {
 pub const SAMPLED: FlagOption = FlagOption {
     long: "rb-sampled",
     help: "Notification sampling: wake consumers once every --rb-sample-rate records",
+    output_only: false,
 };
 pub const SAMPLE_RATE: NumberOption = NumberOption {
     long: "rb-sample-rate",
@@ -71,6 +73,7 @@ pub const SAMPLE_RATE: NumberOption = NumberOption {
 pub const USE_OUTPUT: FlagOption = FlagOption {
     long: "rb-use-output",
     help: "Emit with bpf_ringbuf_output() (a copy) instead of reserve and submit",
+    output_only: false,
 };
 pub const RINGBUF_SZ: NumberOption = NumberOption {
     long: "ringbuf-sz",

@@ -207,7 +207,11 @@ const LINES: Lines = Lines {
 };
 
 const fn mode_flag(long: &'static str, help: &'static str) -> FlagOption {
-    FlagOption { long, help }
+    FlagOption {
+        long,
+        help,
+        output_only: false,
+    }
 }
 
 pub const RX_NORMAL: FlagOption = mode_flag(

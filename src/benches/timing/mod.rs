@@ -51,6 +51,7 @@ pub const BATCH_ITERS: NumberOption = NumberOption {
 pub const MACHINE_READABLE: FlagOption = FlagOption {
     long: "machine-readable",
     help: "Print the timing as a machine-readable RESULT line",
+    output_only: true,
 };
 
 /// The kernel runner's loop: may_goto in a syscall program.
