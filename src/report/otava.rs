@@ -70,11 +70,14 @@ fn direction(better: Better) -> i32 {
 /// benchmark, the figure, the machine's columns and the options (what
 /// makes a series), in time order. No connection in the file: Otava takes
 /// it from POSTGRES_HOSTNAME, _PORT, _USERNAME, _PASSWORD and _DATABASE.
+/// Each query names `%{BRANCH}` (and ignores it): Otava 0.8 runs a query
+/// without it with no parameters at all, which its driver (pg8000) refuses,
+/// so `otava analyze --branch ANY` is the way to run them.
 pub fn otava_postgres(all: &[Series<'_>]) -> Vec<(String, String)> {
     let mut config = String::from(
         "# Written by bench history export --format otava from a PostgreSQL history:\n\
          # run `otava analyze` with POSTGRES_HOSTNAME, POSTGRES_PORT, POSTGRES_USERNAME,\n\
-         # POSTGRES_PASSWORD and POSTGRES_DATABASE set.\ntests:\n",
+         # POSTGRES_PASSWORD and POSTGRES_DATABASE set, and --branch (any name).\ntests:\n",
     );
     for (series, test) in all.iter().zip(test_names(all)) {
         let Some((entry, _)) = series.points.first() else {
@@ -89,6 +92,7 @@ pub fn otava_postgres(all: &[Series<'_>]) -> Vec<(String, String)> {
              WHERE e.benchmark = {} AND f.name = {} AND f.value IS NOT NULL\n\
              \x20 AND e.machine_name = {} AND e.cpu_model = {} AND e.cpus = {}\n\
              \x20 AND e.virtualised = {} AND e.options = {}\n\
+             \x20 AND %{{BRANCH}}::text IS NOT NULL\n\
              ORDER BY e.time, e.id",
             sql_text(&series.benchmark),
             sql_text(&series.figure),
