@@ -4,10 +4,13 @@
 # points beside bench's (`otava analyze`, and Otava's original E-divisive
 # with its permutation test on the same values); the BMF export is validated
 # against Bencher's published JSON schema (scripts/bmf.schema.json, from
-# bencher.dev/bmf.json) with Python's jsonschema. Prints Markdown tables.
+# bencher.dev/bmf.json) with Python's jsonschema; and Otava reads a
+# PostgreSQL history itself (a throwaway server on 127.0.0.1, its postgres
+# tests against the CSV's and bench's --linear). Prints Markdown tables.
 #
 #   scripts/history_trackers.sh                      # synthetic series, 5 seeds
 #   scripts/history_trackers.sh --history H.sqlite   # every series of a history
+#   scripts/history_trackers.sh --no-postgres        # without the PostgreSQL part
 #
 # Installs apache-otava and jsonschema from PyPI into a virtual environment
 # in $BENCH_TRACKERS_VENV (default ~/.cache/bench-trackers) the first time;
@@ -25,4 +28,17 @@ if [[ ! -x $venv/bin/otava ]]; then
 	"$venv/bin/pip" install -q apache-otava==0.8.0 jsonschema >&2
 fi
 prepare_bench
-PATH=$venv/bin:$PATH exec "$venv/bin/python" "$root/scripts/history_trackers.py" --bench "$root/target/release/bench" "$@"
+args=()
+postgres=1
+for arg in "$@"; do
+	if [[ $arg == --no-postgres ]]; then postgres=0; else args+=("$arg"); fi
+done
+if ((postgres)); then
+	source "$root/scripts/pg_throwaway.sh"
+	pg_start "$(mktemp -d /tmp/bench-trackers-pg.XXXXXX)" trackers
+	trap pg_stop EXIT
+	# The URL (its password) through the environment, not the command line.
+	export BENCH_TRACKERS_POSTGRES=$PG_URL
+	args+=(--postgres-shown "$PG_SHOWN")
+fi
+PATH=$venv/bin:$PATH "$venv/bin/python" "$root/scripts/history_trackers.py" --bench "$root/target/release/bench" "${args[@]}"

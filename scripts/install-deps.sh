@@ -4,9 +4,12 @@
 # the binary), pkg-config and make for the vendored libbpf. Does nothing
 # when all is present; needs root (apt-get) otherwise.
 #
-#   --browser  Debian's chromium too: the test of `bench history report`'s page
-#              opens it in a headless browser (the test command installs it
-#              beside the build; the tool itself never needs it)
+#   --browser     Debian's chromium too: the test of `bench history report`'s page
+#                 opens it in a headless browser (the test command installs it
+#                 beside the build; the tool itself never needs it)
+#   --postgresql  Debian's PostgreSQL server too: the tests of the PostgreSQL
+#                 history start a throwaway cluster of their own (the test
+#                 command installs it beside the build; bench never needs it)
 set -euo pipefail
 
 # groff-base: the man page test checks `bench man` with groff; jq: the
@@ -20,11 +23,13 @@ clang_major=$({ clang --version 2>/dev/null || true; } | sed -n 's/.*version \([
 if ((${clang_major:-0} < 15)) && ! command -v clang-19 >/dev/null 2>&1; then
 	packages+=(clang-19)
 fi
-case ${1:-} in
---browser) packages+=(chromium) ;;
-'') ;;
-*) echo "install-deps: unknown option '$1' (--browser is the only one)" >&2; exit 2 ;;
-esac
+for option in "$@"; do
+	case $option in
+	--browser) packages+=(chromium) ;;
+	--postgresql) packages+=(postgresql) ;;
+	*) echo "install-deps: unknown option '$option' (--browser and --postgresql are the options)" >&2; exit 2 ;;
+	esac
+done
 missing=()
 for pkg in "${packages[@]}"; do
 	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)

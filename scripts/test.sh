@@ -32,10 +32,11 @@ cleanup() {
 trap cleanup EXIT
 
 # Each in a session of its own, so that the trap above ends its qemu too.
-# The browser of the history page's test comes first, in the same chain:
-# one apt-get at a time.
+# The browser of the history page's test and the PostgreSQL server of the
+# PostgreSQL history's tests come first, in the same chain: one apt-get at
+# a time.
 stage "setting the browser and the VMs up in the background"
-setsid bash -c 'scripts/install-deps.sh --browser && scripts/run_in_vm.sh --prepare --kernel 6.12 && scripts/run_in_vm.sh --prepare --kernel 6.1' \
+setsid bash -c 'scripts/install-deps.sh --browser --postgresql && scripts/run_in_vm.sh --prepare --kernel 6.12 && scripts/run_in_vm.sh --prepare --kernel 6.1' \
 	>"$logs/prepare" 2>&1 </dev/null &
 prepare=$!
 children+=("$prepare")

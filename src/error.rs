@@ -19,6 +19,9 @@ pub mod exit {
     pub const SETUP: u8 = 5;
     /// `bench compare --fail-on-regression`: a benchmark got significantly slower.
     pub const REGRESSION: u8 = 6;
+    /// The history's server could not be reached, refused the login or did
+    /// not answer in time; a run's entries were kept in the spool.
+    pub const STORE_AWAY: u8 = 7;
     /// Stopped by SIGINT (Ctrl-C): 128 + 2.
     pub const SIGINT: u8 = 130;
     /// Stopped by SIGTERM: 128 + 15.
@@ -33,6 +36,8 @@ pub enum Error {
     Setup(String),
     Runtime(String),
     Regression(String),
+    /// The history's server is away (unreachable, login refused, timed out).
+    StoreAway(String),
     /// Stopped by a signal: what was measured has been reported.
     Interrupted {
         message: String,
@@ -50,6 +55,9 @@ impl Error {
     pub fn runtime(msg: impl Into<String>) -> Self {
         Error::Runtime(msg.into())
     }
+    pub fn permission(msg: impl Into<String>) -> Self {
+        Error::Permission(msg.into())
+    }
     pub fn unsupported(msg: impl Into<String>) -> Self {
         Error::Unsupported(msg.into())
     }
@@ -62,6 +70,7 @@ impl Error {
             Error::Setup(_) => exit::SETUP,
             Error::Runtime(_) => exit::FAILURE,
             Error::Regression(_) => exit::REGRESSION,
+            Error::StoreAway(_) => exit::STORE_AWAY,
             Error::Interrupted { code, .. } => *code,
         }
     }
@@ -76,6 +85,7 @@ impl fmt::Display for Error {
             | Error::Setup(msg)
             | Error::Runtime(msg)
             | Error::Regression(msg)
+            | Error::StoreAway(msg)
             | Error::Interrupted { message: msg, .. } => f.write_str(msg),
         }
     }

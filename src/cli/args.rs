@@ -223,7 +223,8 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub(super) profile: Option<Option<PathBuf>>,
 
-    /// Append the results to the history at PATH (made when missing): see
+    /// Append the results to the history at PATH (a file, made when
+    /// missing, or a postgresql:// URL; a server away spools them): see
     /// `bench history --help`.
     #[arg(long, value_name = "PATH")]
     pub(super) history: Option<PathBuf>,

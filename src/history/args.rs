@@ -9,12 +9,15 @@ use super::series::Order;
 use crate::stats::{Better, ChangeOptions, NOISE_FLOOR_PCT};
 
 pub const AFTER_HELP: &str =
-    "The history is one SQLite file: --history PATH, else $BENCH_HISTORY, \
+    "The history is one SQLite file or a PostgreSQL database: --history PATH or \
+postgresql://USER@HOST:PORT/DB, else $BENCH_HISTORY, \
 else $XDG_DATA_HOME/bench/history.sqlite (~/.local/share/bench/history.sqlite). A run appends \
-itself with `bench --history PATH ...`. A series is one figure of one benchmark on one machine \
+itself with `bench --history PATH ...`; a run whose PostgreSQL history is away keeps its \
+entries in a spool that `bench history push` delivers. A series is one figure of one benchmark on one machine \
 with one set of options; change points are found in each by E-divisive means with a permutation \
 test (as Apache Otava's), deterministic for a given --seed. Exit codes: 0 ok, 1 failure, \
-2 bad usage (a file that is not a history, an unknown benchmark).";
+2 bad usage (a file that is not a history, an unknown benchmark), 3 a privilege the database \
+role lacks, 7 the PostgreSQL history away (unreachable, login refused, no answer in time).";
 
 pub const EXPORT_AFTER_HELP: &str = "bmf: Bencher Metric Format (the figures as measures, with \
 the interval's lower and upper values); otava: a CSV a series and the otava.yaml that \
@@ -25,8 +28,8 @@ Exit codes: 0 ok, 1 failure, 2 bad usage.";
 #[derive(Args, Debug, Clone)]
 #[command(after_help = AFTER_HELP)]
 pub struct HistoryArgs {
-    /// The history file (default: $BENCH_HISTORY, else
-    /// $XDG_DATA_HOME/bench/history.sqlite).
+    /// The history: a file or a postgresql:// URL (default:
+    /// $BENCH_HISTORY, else $XDG_DATA_HOME/bench/history.sqlite).
     #[arg(
         long = "history",
         id = "history_file",
@@ -59,6 +62,14 @@ pub enum HistoryCommand {
     /// Join other histories (another machine's) into this one; entries
     /// already kept are left out.
     Merge(MergeArgs),
+    /// Create a PostgreSQL history's tables (as the database's owner); a
+    /// file is created.
+    Init,
+    /// Bring a PostgreSQL history's tables to this bench's schema (as the
+    /// database's owner).
+    Migrate,
+    /// Deliver the spool of runs whose PostgreSQL history was away.
+    Push,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -250,7 +261,7 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct MergeArgs {
-    /// The histories to join into this one.
+    /// The histories to join into this one (files or postgresql:// URLs).
     #[arg(value_name = "OTHER", required = true)]
     pub others: Vec<PathBuf>,
 }

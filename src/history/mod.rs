@@ -1,15 +1,20 @@
 //! `bench history ...` and `bench export`: results kept over kernels,
-//! versions and machines in one SQLite file ([`store`]), as plain entries
+//! versions and machines in one SQLite file ([`store`]) or a PostgreSQL
+//! database ([`postgres`]), behind one interface ([`backend`]), with a
+//! local [`spool`] for a run whose server is away; as plain entries
 //! ([`entry`]) made from result files ([`import`], the one reader of a
 //! `ResultFile` here) or BMF files ([`bmf`]); their series and change points
 //! ([`series`], the statistics in `stats::edivisive`); and what `report`
 //! makes of them (tables, SVG, the page, the trackers' formats).
 
 pub mod args;
+pub mod backend;
 pub mod bmf;
 pub mod entry;
 pub mod import;
+pub mod postgres;
 pub mod series;
+pub mod spool;
 pub mod store;
 pub mod time;
 
@@ -25,9 +30,12 @@ use args::{
     AddArgs, ChangesArgs, ExportArgs, FormatArgs, HistoryArgs, HistoryCommand, ReportArgs,
     SearchArgs, ShowArgs,
 };
+use backend::Location;
 use entry::{Entry, KernelId, MachineId, ToolId};
+use postgres::target::Target;
+use postgres::PgStore;
 use series::{changes, series, Change, Order, Series};
-use store::{Open, Store};
+use store::Open;
 
 /// The history file: `explicit` (--history), else `$BENCH_HISTORY`, else
 /// `$XDG_DATA_HOME/bench/history.sqlite`, else under `~/.local/share`.
@@ -52,6 +60,12 @@ pub fn path_of(explicit: Option<&Path>) -> Result<PathBuf> {
 /// file that does not exist yet, where a file can be written (its directory
 /// made now when missing, as the default path's is).
 pub fn check_target(path: &Path) -> Result<()> {
+    // A URL is checked here for its form alone: a server away at the end
+    // of the run spools the entries.
+    let Location::File(path) = Location::of(path)? else {
+        return Ok(());
+    };
+    let path = path.as_path();
     let cannot = |why: String| {
         Error::usage(format!(
             "--history {} cannot be written: {why}",
@@ -84,16 +98,42 @@ pub fn append_results(path: &Path, results: &[ResultFile]) -> Result<usize> {
         entries.extend(import::entries_of(result, &local, "run")?);
     }
     let entries = import::as_today(entries);
-    Store::open(path, Open::Create)?.append(&entries)
+    match Location::of(path)? {
+        Location::Postgres(target) => append_or_spool(&target, &entries),
+        file => backend::open(&file, Open::Create)?.append(&entries),
+    }
+}
+
+/// Appends a run's entries to a PostgreSQL history, or, when it cannot
+/// take them (away, login refused, no such table, no privilege), keeps
+/// them in the spool and says where.
+fn append_or_spool(target: &Target, entries: &[Entry]) -> Result<usize> {
+    let err = match PgStore::open(target).and_then(|mut store| store.append(entries)) {
+        Ok(added) => return Ok(added),
+        Err(err) => err,
+    };
+    let spool = spool::keep(target, entries)?;
+    let kept = format!(
+        "{err}; the run's {} entries are kept in {}: `bench history push --history URL` delivers them",
+        entries.len(),
+        spool.display()
+    );
+    Err(match err {
+        Error::Interrupted { code, .. } => Error::Interrupted {
+            message: kept,
+            code,
+        },
+        _ => Error::StoreAway(kept),
+    })
 }
 
 /// `bench history ...`.
 pub fn run(args: &HistoryArgs) -> Result<()> {
-    let path = path_of(args.history.as_deref())?;
+    let path = Location::of(&path_of(args.history.as_deref())?)?;
     match &args.command {
         HistoryCommand::Add(add) => add_files(&path, add),
         HistoryCommand::List => {
-            let entries = reading(&path)?.entries(&[])?;
+            let entries = backend::open(&path, Open::Existing)?.entries(&[])?;
             print(&lines::list(&entries));
             Ok(())
         }
@@ -102,21 +142,71 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
         HistoryCommand::Export(export) => {
             let entries = read(&path, &export.benchmarks)?;
             let entries = newest_or_all(&entries, &export.format);
-            write_format(&entries, &export.format, export.by.order())
+            let target = match &path {
+                Location::Postgres(target) => Some(target.as_ref()),
+                Location::File(_) => None,
+            };
+            write_format(&entries, &export.format, export.by.order(), target)
         }
         HistoryCommand::Report(report) => write_report(&path, report),
         HistoryCommand::Merge(merge) => {
-            check_target(&path)?;
-            let mut store = Store::open(&path, Open::Create)?;
+            if let Location::File(file) = &path {
+                check_target(file)?;
+            }
+            let mut store = backend::open(&path, Open::Create)?;
             for other in &merge.others {
-                let entries = reading(other)?.entries(&[])?;
+                let other = Location::of(other)?;
+                let entries = backend::open(&other, Open::Existing)?.entries(&[])?;
                 let entries = import::as_today(entries);
                 let added = store.append(&entries)?;
-                print(&[lines::merged(other, added, entries.len())]);
+                print(&[lines::merged(&other.shown(), added, entries.len())]);
             }
             Ok(())
         }
+        HistoryCommand::Init => upgrade(&path, true),
+        HistoryCommand::Migrate => upgrade(&path, false),
+        HistoryCommand::Push => push(&path),
     }
+}
+
+/// `init` and `migrate`: a PostgreSQL history's tables made or brought up
+/// (the owner's work); a file is made, or migrated, by opening it.
+fn upgrade(path: &Location, create: bool) -> Result<()> {
+    let said = match path {
+        Location::Postgres(target) => postgres::upgrade(target, create)?,
+        Location::File(file) => {
+            let how = if create { Open::Create } else { Open::Existing };
+            store::Store::open(file, how)?;
+            format!(
+                "{} is a history of schema {}",
+                file.display(),
+                store::SCHEMA_VERSION
+            )
+        }
+    };
+    print(&[said]);
+    Ok(())
+}
+
+/// `push`: the spool of a run whose PostgreSQL history was away, delivered.
+fn push(path: &Location) -> Result<()> {
+    let Location::Postgres(target) = path else {
+        return Err(Error::usage(
+            "`bench history push` delivers a run's spool to a postgresql:// history: give --history URL",
+        ));
+    };
+    let said = match spool::push(target)? {
+        None => format!("nothing to push to {}: no spool", target.shown),
+        Some(pushed) => format!(
+            "pushed {}: {} new entries of {} to {}",
+            pushed.spool.display(),
+            pushed.added,
+            pushed.offered,
+            target.shown
+        ),
+    };
+    print(&[said]);
+    Ok(())
 }
 
 /// `bench export`: result files in a tracker's format.
@@ -127,7 +217,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         entries.extend(import::entries_of(&loaded(file)?, &local, "result-file")?);
     }
     let entries = import::as_today(entries);
-    write_format(&entries, &args.format, Order::Time)
+    write_format(&entries, &args.format, Order::Time, None)
 }
 
 /// A result file, of today's layout or an earlier one brought to it (whose
@@ -140,16 +230,6 @@ fn loaded(file: &Path) -> Result<ResultFile> {
     Ok(result)
 }
 
-/// The history at `path` opened to read; how, said when the reader should
-/// know (read as immutable, its WAL unseen).
-fn reading(path: &Path) -> Result<Store> {
-    let store = Store::open(path, Open::Existing)?;
-    if let Some(note) = &store.note {
-        console::warning(note);
-    }
-    Ok(store)
-}
-
 /// Prints `text`, control characters escaped: names, kernels and labels
 /// come from files anyone could have written, and must not drive the
 /// terminal (as `compare` prints them).
@@ -160,8 +240,8 @@ fn print(text: &[String]) {
 }
 
 /// The entries of `benchmarks` (all when none), each named one present.
-fn read(path: &Path, benchmarks: &[String]) -> Result<Vec<Entry>> {
-    let entries = reading(path)?.entries(benchmarks)?;
+fn read(path: &Location, benchmarks: &[String]) -> Result<Vec<Entry>> {
+    let entries = backend::open(path, Open::Existing)?.entries(benchmarks)?;
     let entries = import::as_today(entries);
     if let Some(missing) = benchmarks
         .iter()
@@ -169,13 +249,13 @@ fn read(path: &Path, benchmarks: &[String]) -> Result<Vec<Entry>> {
     {
         return Err(Error::usage(format!(
             "{} has no entry of '{missing}'; `bench history list` shows what it has",
-            path.display()
+            path.shown().display()
         )));
     }
     Ok(entries)
 }
 
-fn add_files(path: &Path, add: &AddArgs) -> Result<()> {
+fn add_files(path: &Location, add: &AddArgs) -> Result<()> {
     let labels = add.labels();
     let at = add.at.unwrap_or_else(now);
     let mut entries = Vec::new();
@@ -184,9 +264,11 @@ fn add_files(path: &Path, add: &AddArgs) -> Result<()> {
     }
     let entries: Vec<Entry> = entries.into_iter().map(|e| e.labelled(&labels)).collect();
     let entries = import::as_today(entries);
-    check_target(path)?;
-    let added = Store::open(path, Open::Create)?.append(&entries)?;
-    print(&[lines::added(path, added, entries.len())]);
+    if let Location::File(file) = path {
+        check_target(file)?;
+    }
+    let added = backend::open(path, Open::Create)?.append(&entries)?;
+    print(&[lines::added(&path.shown(), added, entries.len())]);
     Ok(())
 }
 
@@ -235,7 +317,7 @@ fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-fn show_benchmark(path: &Path, show: &ShowArgs) -> Result<()> {
+fn show_benchmark(path: &Location, show: &ShowArgs) -> Result<()> {
     let entries = read(path, std::slice::from_ref(&show.benchmark))?;
     check_figure(&entries, show.figure.as_deref())?;
     let all = series(&entries, show.figure.as_deref(), show.by.order());
@@ -290,7 +372,7 @@ fn searched<'a>(
     Ok((all, found))
 }
 
-fn print_changes(path: &Path, args: &ChangesArgs) -> Result<()> {
+fn print_changes(path: &Location, args: &ChangesArgs) -> Result<()> {
     let entries = read(path, &args.benchmarks)?;
     let (all, found) = searched(&entries, &args.search)?;
     let found: Vec<Change> = found.into_iter().flatten().collect();
@@ -303,10 +385,10 @@ fn print_changes(path: &Path, args: &ChangesArgs) -> Result<()> {
     }
 }
 
-fn write_report(path: &Path, args: &ReportArgs) -> Result<()> {
+fn write_report(path: &Location, args: &ReportArgs) -> Result<()> {
     let entries = read(path, &args.benchmarks)?;
     let (all, found) = searched(&entries, &args.search)?;
-    let source = path.display().to_string();
+    let source = path.shown().display().to_string();
     let page = history_page::page(&history_page::Page {
         source: &source,
         series: &all,
@@ -356,7 +438,14 @@ fn newest_or_all(entries: &[Entry], format: &FormatArgs) -> Vec<Entry> {
     newest.into_values().cloned().collect()
 }
 
-fn write_format(entries: &[Entry], format: &FormatArgs, order: Order) -> Result<()> {
+/// Writes `entries` in a tracker's format; otava's tests query `store`
+/// itself when the history is a PostgreSQL one.
+fn write_format(
+    entries: &[Entry],
+    format: &FormatArgs,
+    order: Order,
+    store: Option<&Target>,
+) -> Result<()> {
     let target = match format.output.as_deref() {
         None => OutputTarget::Stdout,
         Some(path) if path.as_os_str() == "-" => OutputTarget::Stdout,
@@ -388,7 +477,11 @@ fn write_format(entries: &[Entry], format: &FormatArgs, order: Order) -> Result<
             make_dir(&dir)?;
             let dir = dir.canonicalize().unwrap_or(dir);
             let all = series(entries, None, order);
-            for (name, bytes) in otava::otava(&all, &dir) {
+            let files = match store {
+                Some(_) => otava::otava_postgres(&all),
+                None => otava::otava(&all, &dir),
+            };
+            for (name, bytes) in files {
                 output::write_before_exit(&OutputTarget::File(dir.join(name)), bytes.as_bytes())?;
             }
             Ok(())

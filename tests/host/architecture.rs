@@ -341,6 +341,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "history::series",
             "history::bmf",
             "history::time",
+            "history::backend",
+            "history::postgres",
+            "history::spool",
         ],
     ),
     (
