@@ -89,10 +89,14 @@ stage "unit tests"
 "$lib_tests" --quiet
 "$bin_tests" --quiet
 stage "host tests"
+# What the kernel logs from here on is the tests' (scripts/kernel_log_check.sh).
+kernel_since=$(cut -d' ' -f1 /proc/uptime)
 # One at a time: nearly every test runs a benchmark, and those hold the probe
 # lock anyway; side by side, the few that do not slowed the rest (the suite
 # took 509 s on two threads, 340 s on one, here).
 "$host_tests" --quiet --test-threads=1 "$@"
+stage "the kernel's log since the host tests began"
+scripts/kernel_log_check.sh --since "$kernel_since"
 
 stage "waiting for the VM tests"
 rc=0

@@ -6,7 +6,7 @@
 //! (`history`, `compare`, `export`) ends at the first one ([`end_at_first`]).
 
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, RwLock};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
@@ -36,6 +36,22 @@ pub fn end_at_first(say: fn(&str)) {
     }
 }
 
+/// Detaches under way, each a reader: a second signal takes the writer's
+/// side before it ends the process. The kernel removes a uprobe from a
+/// process's memory under a killable lock, so a thread killed by the exit
+/// in the middle of a detach leaves the probe behind for good ("failed to
+/// unregister, leaking uprobe", from `__uprobe_unregister`); waiting for the
+/// detach in hand (a grace period or two) and starting no other lets the
+/// kernel close the rest with the process, after its memory is gone.
+static DETACHING: RwLock<()> = RwLock::new(());
+
+/// Runs `detach` (a link dropped, a workload torn down) so that a second
+/// signal waits for its end before the process exits.
+pub fn detaching<T>(detach: impl FnOnce() -> T) -> T {
+    let _detaching = DETACHING.read().unwrap_or_else(|e| e.into_inner());
+    detach()
+}
+
 /// Sets what a second signal does before exiting, in place of what was set.
 pub fn set_last_words(words: LastWords) {
     *LAST_WORDS.lock().unwrap_or_else(|e| e.into_inner()) = Some(words);
@@ -58,6 +74,8 @@ fn exit_now(signal: i32, say: fn(&str)) -> ! {
         words();
     }
     say(signal_name(signal));
+    // Held until the exit: no detach starts after the one in hand ends.
+    let _no_detach = DETACHING.write().unwrap_or_else(|e| e.into_inner());
     // SAFETY: _exit ends the process without running anything else.
     unsafe { libc::_exit(i32::from(exit_code(signal))) }
 }

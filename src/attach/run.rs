@@ -175,7 +175,7 @@ fn run_cycle(workload: &dyn CycleWorkload, progress: &mut dyn FnMut(Step)) -> Re
 fn detach(links: Vec<Link>, progress: &mut dyn FnMut(Step)) {
     let of = links.len();
     for (done, link) in links.into_iter().enumerate() {
-        drop(link);
+        crate::interrupt::detaching(|| drop(link));
         progress(Step::Detaching { done: done + 1, of });
     }
 }

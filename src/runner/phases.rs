@@ -169,7 +169,7 @@ pub fn run(
     // The benchmark's own workload is asked, not a wrapper.
     let facts = unwrap_injected(workload.as_ref()).0.facts();
     announce(observers, |o| o.tearing_down());
-    drop(workload);
+    crate::interrupt::detaching(|| drop(workload));
     announce(observers, |o| o.torn_down());
     Ok(Ran {
         measured: measured?,

@@ -554,3 +554,54 @@ fn the_uprobes_job_follows_the_kernel_runners_list() {
     }
     assert_eq!(lines, want, "{}", out.stdout);
 }
+
+/// The suite's last look at the kernel's log: a leaked uprobe, a stall, a
+/// BUG, or a WARNING naming a bench process after the tests began fails it
+/// with the line; the same before they began, or another task's warning,
+/// does not.
+#[test]
+fn the_kernel_log_check_fails_on_a_leaked_uprobe_and_names_it() {
+    let dir = tempdir("kernel-log");
+    let check = |log: &str, since: &str| {
+        let path = dir.join("dmesg");
+        fs::write(&path, log).unwrap();
+        let out = Command::new(script("kernel_log_check.sh"))
+            .args(["--since", since])
+            .arg(&path)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let leak = "[10987.394328] uprobe: bench:11487 failed to unregister, leaking uprobe\n";
+    let clean = "[  100.000000] EXT4-fs (vda): mounted filesystem\n\
+                 [  101.000000] rcupdate.rcu_cpu_stall_cputime=1\n";
+    let (code, said) = check(&format!("{clean}{leak}"), "100");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("bench:11487 failed to unregister, leaking uprobe"),
+        "{said}"
+    );
+    assert_eq!(
+        check(&format!("{clean}{leak}"), "10988").0,
+        Some(0),
+        "before the tests"
+    );
+    assert_eq!(check(clean, "0").0, Some(0));
+    let stall = "[  200.5] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n";
+    assert_eq!(check(stall, "0").0, Some(1));
+    let warning = |comm: &str| {
+        format!(
+            "[  300.0] WARNING: CPU: 1 PID: 9 at kernel/trace/x.c:1 f+0x1/0x2\n\
+             [  300.0] Modules linked in:\n\
+             [  300.0] CPU: 1 UID: 0 PID: 9 Comm: {comm} Not tainted 6.18.44\n"
+        )
+    };
+    let (code, said) = check(&warning("bench"), "0");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("WARNING: CPU: 1 PID: 9"), "{said}");
+    assert_eq!(check(&warning("kworker/1:0"), "0").0, Some(0));
+    fs::remove_dir_all(&dir).unwrap();
+}
