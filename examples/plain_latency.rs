@@ -103,6 +103,7 @@ fn run() -> Result<(), String> {
         let timing = RunSeconds {
             warmup_secs: 0,
             duration_secs: 1,
+            tick_ms: bench::config::SECOND_MS,
         };
         run_timed(
             workload.as_ref(),
