@@ -47,6 +47,11 @@ pub trait HistoryStore {
     fn append(&mut self, entries: &[Entry]) -> Result<usize>;
     /// Every entry (of `benchmarks`, when some are named), in time order.
     fn entries(&self, benchmarks: &[String]) -> Result<Vec<Entry>>;
+    /// How it was opened, when the reader should know (a file read as
+    /// immutable, its WAL unseen).
+    fn note(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl HistoryStore for Store {
@@ -55,6 +60,9 @@ impl HistoryStore for Store {
     }
     fn entries(&self, benchmarks: &[String]) -> Result<Vec<Entry>> {
         Store::entries(self, benchmarks)
+    }
+    fn note(&self) -> Option<&str> {
+        self.note.as_deref()
     }
 }
 
@@ -72,15 +80,7 @@ impl HistoryStore for PgStore {
 /// `bench history init` alone.
 pub fn open(location: &Location, how: Open) -> Result<Box<dyn HistoryStore>> {
     Ok(match location {
-        Location::File(path) => {
-            let store = Store::open(path, how)?;
-            // How it was opened, when the reader should know (read as
-            // immutable, its WAL unseen).
-            if let Some(note) = &store.note {
-                crate::report::console::warning(note);
-            }
-            Box::new(store)
-        }
+        Location::File(path) => Box::new(Store::open(path, how)?),
         Location::Postgres(target) => Box::new(PgStore::open(target)?),
     })
 }

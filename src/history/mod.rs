@@ -100,7 +100,7 @@ pub fn append_results(path: &Path, results: &[ResultFile]) -> Result<usize> {
     let entries = import::as_today(entries);
     match Location::of(path)? {
         Location::Postgres(target) => append_or_spool(&target, &entries),
-        file => backend::open(&file, Open::Create)?.append(&entries),
+        file => opened(&file, Open::Create)?.append(&entries),
     }
 }
 
@@ -133,7 +133,7 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     match &args.command {
         HistoryCommand::Add(add) => add_files(&path, add),
         HistoryCommand::List => {
-            let entries = backend::open(&path, Open::Existing)?.entries(&[])?;
+            let entries = opened(&path, Open::Existing)?.entries(&[])?;
             print(&lines::list(&entries));
             Ok(())
         }
@@ -153,10 +153,10 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
             if let Location::File(file) = &path {
                 check_target(file)?;
             }
-            let mut store = backend::open(&path, Open::Create)?;
+            let mut store = opened(&path, Open::Create)?;
             for other in &merge.others {
                 let other = Location::of(other)?;
-                let entries = backend::open(&other, Open::Existing)?.entries(&[])?;
+                let entries = opened(&other, Open::Existing)?.entries(&[])?;
                 let entries = import::as_today(entries);
                 let added = store.append(&entries)?;
                 print(&[lines::merged(&other.shown(), added, entries.len())]);
@@ -241,7 +241,7 @@ fn print(text: &[String]) {
 
 /// The entries of `benchmarks` (all when none), each named one present.
 fn read(path: &Location, benchmarks: &[String]) -> Result<Vec<Entry>> {
-    let entries = backend::open(path, Open::Existing)?.entries(benchmarks)?;
+    let entries = opened(path, Open::Existing)?.entries(benchmarks)?;
     let entries = import::as_today(entries);
     if let Some(missing) = benchmarks
         .iter()
@@ -267,7 +267,7 @@ fn add_files(path: &Location, add: &AddArgs) -> Result<()> {
     if let Location::File(file) = path {
         check_target(file)?;
     }
-    let added = backend::open(path, Open::Create)?.append(&entries)?;
+    let added = opened(path, Open::Create)?.append(&entries)?;
     print(&[lines::added(&path.shown(), added, entries.len())]);
     Ok(())
 }
@@ -487,4 +487,14 @@ fn write_format(
             Ok(())
         }
     }
+}
+
+/// The history at `location`, opened as `how` asks; how, said on stderr
+/// when the reader should know.
+fn opened(location: &Location, how: Open) -> Result<Box<dyn backend::HistoryStore>> {
+    let store = backend::open(location, how)?;
+    if let Some(note) = store.note() {
+        console::warning(note);
+    }
+    Ok(store)
 }
