@@ -72,11 +72,10 @@ impl Session {
         W: FnOnce(&'a Client) -> F,
         F: Future<Output = Result<T, tokio_postgres::Error>> + 'a,
     {
-        let deadline = STATEMENT_TIMEOUT + Duration::from_secs(5);
         within(
             &self.runtime,
             &self.target,
-            deadline,
+            call_deadline(),
             doing,
             work(&self.client),
         )
@@ -88,11 +87,10 @@ impl Session {
         W: FnOnce(&'a mut Client) -> F,
         F: Future<Output = Result<T, tokio_postgres::Error>> + 'a,
     {
-        let deadline = STATEMENT_TIMEOUT + Duration::from_secs(5);
         within(
             &self.runtime,
             &self.target,
-            deadline,
+            call_deadline(),
             doing,
             work(&mut self.client),
         )
@@ -186,4 +184,10 @@ pub fn pg_error(target: &Target, doing: &str, err: &tokio_postgres::Error) -> Er
     } else {
         Error::runtime(format!("{shown} ({doing}): {message}"))
     }
+}
+
+/// How long a call may take: the statement timeout, and a few seconds for
+/// the network.
+fn call_deadline() -> Duration {
+    STATEMENT_TIMEOUT + Duration::from_secs(5)
 }
