@@ -66,6 +66,7 @@ pub struct Output {
 
 pub fn run_cmd(mut cmd: Command) -> Output {
     let _lock = needs_probe_lock(&cmd).then(probe_lock);
+    with_test_tick(&mut cmd);
     let out = cmd.output().expect("the bench binary runs");
     Output {
         code: out.status.code().unwrap_or(-1),
@@ -212,6 +213,51 @@ fn needs_probe_lock(cmd: &Command) -> bool {
         "-V",
     ];
     !first.is_some_and(|a| quiet.contains(&a))
+}
+
+/// The tick of the suite's timed runs, in ms (`BENCH_TEST_TICK_MS`,
+/// docs/testing.md): most tests check what a run prints, not its numbers,
+/// and `-w1 -d2` takes 0.3 s on it instead of 3 s.
+pub const TEST_TICK_MS: u32 = 100;
+
+/// Modules whose runs keep the real one-second tick: what they make is
+/// compared or kept in a history (both refuse a test tick's files), sized
+/// in seconds, or times and signals a run by the clock.
+const REAL_TICK_MODULES: &[&str] = &[
+    "calibrate",
+    "compare_reports",
+    "history",
+    "history_files",
+    "history_page",
+    "history_pg",
+];
+
+thread_local! {
+    static REAL_TICK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Puts this test's runs (those started from here on, on this thread) on
+/// the real one-second tick.
+pub fn real_tick() {
+    REAL_TICK.with(|real| real.set(true));
+}
+
+/// Whether this test's runs take the real tick: its module is one of
+/// [`REAL_TICK_MODULES`] (the harness names a test's thread `module::test`)
+/// or it asked with [`real_tick`].
+fn on_real_tick() -> bool {
+    let thread = std::thread::current();
+    let module = thread.name().and_then(|name| name.split("::").next());
+    REAL_TICK.with(|real| real.get()) || module.is_some_and(|m| REAL_TICK_MODULES.contains(&m))
+}
+
+/// Gives `cmd` the test tick unless the test is on the real one or the
+/// command says what its tick is (set or removed).
+fn with_test_tick(cmd: &mut Command) {
+    let said = cmd.get_envs().any(|(key, _)| key == "BENCH_TEST_TICK_MS");
+    if !said && !on_real_tick() {
+        cmd.env("BENCH_TEST_TICK_MS", TEST_TICK_MS.to_string());
+    }
 }
 
 pub fn fixed_hits(stdout: &str) -> u64 {
@@ -498,8 +544,9 @@ pub fn assert_last_line(stdout: &str, prefix: &str) {
 /// Starts `bin` with `args`, its stdout and stderr piped.
 pub fn spawn_bin(bin: &Path, args: &[&str]) -> Child {
     probe_lock_for_the_test();
-    Command::new(bin)
-        .args(args)
+    let mut cmd = Command::new(bin);
+    with_test_tick(&mut cmd);
+    cmd.args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

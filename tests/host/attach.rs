@@ -383,6 +383,8 @@ fn churn_run(args: &[&str]) -> (f64, bench::results::cycles::ChurnRecord, String
 
 #[test]
 fn churn_attaches_and_detaches_beside_the_hits_and_leaves_nothing() {
+    // Attach/detach cycles of about 0.1 s each fill the run's seconds.
+    real_tick();
     let _lock = probe_lock();
     // Without churn: hits, no cycles, and the line that says so.
     let (hits, churn, stdout) = churn_run(&["-c", "0"]);
@@ -419,6 +421,8 @@ fn churn_attaches_and_detaches_beside_the_hits_and_leaves_nothing() {
 
 #[test]
 fn a_churn_sweep_over_consumers_runs_each_count() {
+    // Attach/detach cycles of about 0.1 s each fill the run's seconds.
+    real_tick();
     let _lock = probe_lock();
     let (dir, json, _) = bench_ok_json("attach-churn -w0 -d1 --sweep consumers=0,2 --json {json}");
     let result = ResultFile::load(&json).unwrap();

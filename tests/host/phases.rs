@@ -83,6 +83,8 @@ fn without_warmup_an_interrupt_before_the_first_second_is_not_in_warmup() {
 
 #[test]
 fn one_run_stopped_by_max_time_has_no_spread_between_runs() {
+    // --max-time is in seconds: ten runs fit one on the test tick.
+    real_tick();
     let _lock = probe_lock();
     let out = bench_ok("-q -w0 -d1 --precision 0.5 --max-time 1 trig-syscall-count");
     let runs_line = line_starting(&out.stdout, "runs: ");

@@ -225,7 +225,7 @@ fn csv_has_the_samples_and_summary_the_json_of_the_same_run_has() {
     assert!(comments[0].starts_with("# tool: bench "), "{comments:?}");
     assert!(
         comments[1].starts_with(
-            "# options: affinity=none consumers=0 duration_secs=2 producers=1 repeat=- warmup_secs=1"
+            "# options: affinity=none consumers=0 duration_secs=2 producers=1 repeat=- test_tick_ms=100 warmup_secs=1"
         ),
         "{comments:?}"
     );
@@ -430,6 +430,8 @@ fn compare(options: &str, files: &[&Path]) -> Output {
 
 #[test]
 fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
+    // compare refuses the test tick's files.
+    real_tick();
     let dir = tempdir("compare");
     let old = synthetic(&dir, "old.json", "trig-uprobe-nop", 1, 2.0e6);
     let slower = synthetic(&dir, "slower.json", "trig-uprobe-nop", 1, 1.6e6);
@@ -460,6 +462,8 @@ fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
 
 #[test]
 fn compare_refuses_different_benchmarks_and_option_sets_unless_forced() {
+    // compare refuses the test tick's files.
+    real_tick();
     let dir = tempdir("refuse");
     let a = synthetic(&dir, "a.json", "trig-uprobe-nop", 1, 2.0e6);
     let b = synthetic(&dir, "b.json", "trig-uprobe-nop5", 1, 5.0e6);

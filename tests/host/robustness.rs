@@ -148,6 +148,8 @@ fn an_interrupted_sweep_keeps_the_points_it_measured() {
 
 #[test]
 fn an_interrupted_fork_benchmark_leaves_no_child() {
+    // The signal comes at a time in the run's seconds.
+    real_tick();
     let _lock = probe_lock();
     let (dir, copy) = bin_copy("fork", "bench");
     for sig in [libc::SIGINT, libc::SIGKILL] {
@@ -241,6 +243,8 @@ fn a_panicking_producer_still_detaches_everything() {
 
 #[test]
 fn a_late_tick_is_normalised_and_flagged_noisy() {
+    // A tick late by the seconds this test stops the run for.
+    real_tick();
     let _lock = probe_lock();
     let mut child = spawn_bin(
         &bench_bin(),
