@@ -323,20 +323,21 @@ pub fn round(setup: &Setup, index: usize) -> Result<Round> {
     Ok(round)
 }
 
-/// Rounds until the budget would be overrun, or an interrupt: at least
-/// [`MIN_ROUNDS`], which the budget was checked to hold after sizing (by
-/// an estimate of a round: it may end a little past).
+/// Rounds until the budget (in seconds from `started`) would be overrun,
+/// or an interrupt: at least [`MIN_ROUNDS`], which the budget was checked
+/// to hold after sizing (by an estimate of a round: it may end a little
+/// past).
 pub fn budgeted(
     setup: &Setup,
     console: &Console,
-    budget: u64,
+    budget_secs: f64,
     started: Instant,
 ) -> Result<Vec<Round>> {
     let mut rounds = Vec::new();
     let mut longest = 0.0f64;
     loop {
         let elapsed = started.elapsed().as_secs_f64();
-        if rounds.len() >= MIN_ROUNDS && elapsed + longest > budget as f64 {
+        if rounds.len() >= MIN_ROUNDS && elapsed + longest > budget_secs {
             break;
         }
         let began = Instant::now();

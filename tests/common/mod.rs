@@ -221,10 +221,8 @@ fn needs_probe_lock(cmd: &Command) -> bool {
 pub const TEST_TICK_MS: u32 = 100;
 
 /// Modules whose runs keep the real one-second tick: what they make is
-/// compared or kept in a history (both refuse a test tick's files), sized
-/// in seconds, or times and signals a run by the clock.
+/// compared or kept in a history (both refuse a test tick's files).
 const REAL_TICK_MODULES: &[&str] = &[
-    "calibrate",
     "compare_reports",
     "history",
     "history_files",

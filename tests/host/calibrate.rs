@@ -6,7 +6,8 @@ use crate::common::*;
 #[test]
 fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
     let _lock = probe_lock();
-    let out = bench_ok("calibrate --budget 26 -w0 -d1 trig-syscall-count");
+    // On the test tick the budget counts ticks: 80 of 100 ms.
+    let out = bench_ok("calibrate --budget 80 -w0 -d1 trig-syscall-count");
     let lines: Vec<&str> = out.stdout.lines().collect();
     let injected = lines.iter().find(|l| l.starts_with("injected: ")).unwrap();
     // Sized in the benchmark itself: three sizing runs, each named with
@@ -28,12 +29,12 @@ fn calibrate_sizes_the_cost_runs_rounds_within_its_budget_and_recommends() {
         assert!(slowdown.is_finite() && *iterations > 0, "{injected}");
     }
     assert!(injected.ends_with("% slower (target 5 %)"), "{injected}");
-    // The budget holds the sizing (4 s of runs) and at least three rounds
-    // of three 1-second runs; more only where they fit: a round starts only
-    // if one as long as the longest so far ends within 26 s, so no more
-    // than (26 - 4) / 3 = 7 rounds.
+    // The budget holds the sizing (7 ticks of runs) and at least three
+    // rounds of three 1-tick runs; more only where they fit: a round starts
+    // only if one as long as the longest so far ends within 80 ticks, so no
+    // more than (80 - 7) / 3 = 24 rounds.
     let rounds = lines.iter().filter(|l| l.starts_with("round ")).count();
-    assert!((3..=7).contains(&rounds), "{}", out.stdout);
+    assert!((3..=24).contains(&rounds), "{}", out.stdout);
     // One finding per duration up to -d (the first seconds standing for
     // shorter runs is calibrate::finding's unit test).
     assert!(
