@@ -145,12 +145,26 @@ fn option_set(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
     set
 }
 
+/// The test tick `compare` runs under (`BENCH_TEST_TICK_MS`, valid), if
+/// any: the test suite's, comparing its own files.
+fn suite_tick() -> Option<u32> {
+    std::env::var_os(crate::config::TEST_TICK_ENV)?;
+    crate::config::tick_from_env().ok()
+}
+
 /// A result file read, and brought to today's layout when it is of an
 /// earlier one (today's meaning of its benchmark gives its channels and
-/// figures); the note that says what it lacked, once.
-pub fn load_result(path: &Path) -> Result<(ResultFile, Option<String>)> {
+/// figures); the note that says what it lacked, once. A file of the test
+/// suite's tick is refused, but where `suite_tick` is that tick: `compare`
+/// run by the suite itself on the tick ([`suite_tick`]), checking its own
+/// output on files whose numbers no one keeps.
+pub fn load_result(path: &Path, suite_tick: Option<u32>) -> Result<(ResultFile, Option<String>)> {
     let mut result = ResultFile::load(path)?;
-    if let Some(tick_ms) = result.options.test_tick_ms {
+    if let Some(tick_ms) = result
+        .options
+        .test_tick_ms
+        .filter(|&t| suite_tick != Some(t))
+    {
         return Err(Error::usage(format!(
             "{} was measured on the test suite's {tick_ms} ms tick ({}): its numbers check \
              output and are not for comparison or the history",
@@ -225,8 +239,9 @@ pub(super) fn load_side(path: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
     };
     let mut entries = Vec::new();
     let mut notes = Vec::new();
+    let suite_tick = suite_tick();
     for file in files {
-        let (result, note) = load_result(&file)?;
+        let (result, note) = load_result(&file, suite_tick)?;
         notes.extend(note);
         // Names come from files anyone could have written: never let them
         // drive the terminal.

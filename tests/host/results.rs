@@ -430,8 +430,6 @@ fn compare(options: &str, files: &[&Path]) -> Output {
 
 #[test]
 fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
-    // compare refuses the test tick's files.
-    real_tick();
     let dir = tempdir("compare");
     let old = synthetic(&dir, "old.json", "trig-uprobe-nop", 1, 2.0e6);
     let slower = synthetic(&dir, "slower.json", "trig-uprobe-nop", 1, 1.6e6);
@@ -462,8 +460,6 @@ fn compare_calls_a_20_percent_drop_slower_and_half_a_percent_noise() {
 
 #[test]
 fn compare_refuses_different_benchmarks_and_option_sets_unless_forced() {
-    // compare refuses the test tick's files.
-    real_tick();
     let dir = tempdir("refuse");
     let a = synthetic(&dir, "a.json", "trig-uprobe-nop", 1, 2.0e6);
     let b = synthetic(&dir, "b.json", "trig-uprobe-nop5", 1, 5.0e6);
@@ -648,4 +644,46 @@ fn an_attach_result_matches_the_documented_schema() {
         "{facts:?}"
     );
     fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The test tick (docs/testing.md) is kept out of what keeps numbers: its
+/// file says so, `compare` refuses it (unless run on the tick itself, as
+/// this suite's compare tests are), `history add` always, a run with
+/// `--history` refuses the variable, and a tick out of bounds is refused.
+#[test]
+fn the_test_tick_is_said_and_refused_where_numbers_are_kept() {
+    let (dir, json, _) = bench_ok_json("-q -w0 -d1 --json {json} trig-usermode-count");
+    let file = checked_file(&json);
+    assert_eq!(file.options.test_tick_ms, Some(TEST_TICK_MS));
+    let path = json.to_str().unwrap();
+    let refusal = format!(
+        "was measured on the test suite's {TEST_TICK_MS} ms tick (BENCH_TEST_TICK_MS): its \
+         numbers check output and are not for comparison or the history"
+    );
+    let off_tick = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(bench_bin());
+        cmd.args(args).env_remove("BENCH_TEST_TICK_MS");
+        run_cmd(cmd)
+    };
+    assert_one_clear_line(&off_tick(&["compare", path, path]), 2, &refusal);
+    bench_ok(&format!("compare {path} {path}"));
+    let history = dir.join("h.sqlite");
+    let history = history.to_str().unwrap();
+    let add = ["history", "--history", history, "add", path];
+    assert_one_clear_line(&off_tick(&add), 2, &refusal);
+    assert_one_clear_line(&run(&add), 2, &refusal);
+    let out = bench(&format!(
+        "-q -w0 -d1 --history {history} trig-usermode-count"
+    ));
+    assert_one_clear_line(&out, 2, "--history keeps numbers for comparison");
+    assert!(!dir.join("h.sqlite").exists(), "a refused history was made");
+    let mut cmd = std::process::Command::new(bench_bin());
+    cmd.args(["-q", "-w0", "-d1", "trig-usermode-count"])
+        .env("BENCH_TEST_TICK_MS", "5");
+    assert_one_clear_line(
+        &run_cmd(cmd),
+        2,
+        "BENCH_TEST_TICK_MS=5 is not a tick in milliseconds from 20 to 1000 (it is for the test suite)",
+    );
+    fs::remove_dir_all(dir).unwrap();
 }

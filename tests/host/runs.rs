@@ -239,8 +239,6 @@ fn runs_refuse_what_they_cannot_combine_with() {
 
 #[test]
 fn compare_judges_runs_by_their_means_and_marks_single_runs() {
-    // compare refuses the test tick's files.
-    real_tick();
     let _lock = probe_lock();
     let dir = tempdir("compare-runs");
     let file = |name: &str| dir.join(name).to_str().unwrap().to_string();
@@ -281,8 +279,6 @@ fn compare_judges_runs_by_their_means_and_marks_single_runs() {
 
 #[test]
 fn compare_pairs_the_files_of_one_interleaved_invocation_by_round() {
-    // compare refuses the test tick's files.
-    real_tick();
     let _lock = probe_lock();
     let dir = tempdir("compare-paired");
     bench_ok(&format!(

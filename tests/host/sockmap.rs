@@ -143,7 +143,10 @@ fn a_fixed_run_reads_every_byte_with_a_delayed_reader_or_a_parser() {
     let signalled = std::time::Instant::now();
     let out = finish_child(child, std::time::Duration::from_secs(30), String::new());
     assert_eq!(out.code, 130, "{}", out.stderr);
-    assert!(signalled.elapsed().as_secs_f64() < 1.0, "{}", out.stderr);
+    // The delay's 100 s end at once: within five seconds, a loaded
+    // machine's margin over the tenth of a second it takes here.
+    let took = signalled.elapsed().as_secs_f64();
+    assert!(took < 5.0, "stopped {took} s after SIGINT: {}", out.stderr);
     assert_nothing_left();
 }
 
