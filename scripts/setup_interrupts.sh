@@ -9,6 +9,11 @@
 #   RUNS=5 scripts/setup_interrupts.sh
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+case ${1-} in
+'') ;;
+-h | --help) usage; exit 0 ;;
+*) echo "setup_interrupts: it takes no arguments (RUNS=N in the environment sets the runs)" >&2; exit 2 ;;
+esac
 enter_root
 prepare_bench
 runs=${RUNS:-5}
