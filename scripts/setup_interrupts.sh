@@ -61,7 +61,7 @@ line() {
 		"$(printf '%s\n' "${times[@]}" | median)" "$largest" "$runs"
 }
 
-line 2.0 -w1 -d5 --nr_entries 10000000 hashmap-with-bloom
-line 1.5 -w1 -d5 --nr_entries 3000000 --max_entries 3000000 --nr_loops 3000000 bpf-hashmap-lookup
-line 1.5 -w1 -d5 --nr_entries 20000000 lpm-trie-lookup
-line 1.5 -w1 -d5 --nr_maps 3 local-storage-cache-hashmap-control
+line 0.5 -w1 -d5 --nr_entries 10000000 hashmap-with-bloom
+line 0.5 -w1 -d5 --nr_entries 3000000 --max_entries 3000000 --nr_loops 3000000 bpf-hashmap-lookup
+line 0.5 -w1 -d5 --nr_entries 20000000 lpm-trie-lookup
+line 0.5 -w1 -d5 --nr_maps 3 local-storage-cache-hashmap-control

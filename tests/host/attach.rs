@@ -362,8 +362,8 @@ fn churn_run(args: &[&str]) -> (f64, bench::results::cycles::ChurnRecord, String
     let (dir, json) = temp_file("churn", "run.json");
     let mut all = vec![
         "attach-churn",
-        "-w1",
-        "-d2",
+        "-w0",
+        "-d1",
         "--json",
         json.to_str().unwrap(),
     ];
@@ -399,7 +399,7 @@ fn churn_attaches_and_detaches_beside_the_hits_and_leaves_nothing() {
     assert!(hits > 1_000.0, "{stdout}");
     assert_eq!(churn.threads, 1);
     assert!(churn.cycles >= 2, "{churn:?}");
-    assert!((churn.seconds - 2.0).abs() < 0.5, "{churn:?}");
+    assert!((churn.seconds - 1.0).abs() < 0.5, "{churn:?}");
     assert!(churn.attach_us > 0.0 && churn.detach_us > 0.0, "{churn:?}");
     assert!(
         stdout.contains(&format!(

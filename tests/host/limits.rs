@@ -94,15 +94,15 @@ fn interrupted_in_set_up(line: &str, after: Duration) {
 fn long_set_ups_stop_at_ctrl_c() {
     let _lock = probe_lock();
     for (line, after) in [
-        ("-w1 -d5 --nr_entries 10000000 hashmap-with-bloom", 2000),
+        ("-w1 -d5 --nr_entries 10000000 hashmap-with-bloom", 500),
         (
             "-w1 -d5 --nr_entries 3000000 --max_entries 3000000 --nr_loops 3000000 bpf-hashmap-lookup",
-            1500,
+            500,
         ),
-        ("-w1 -d5 --nr_entries 20000000 lpm-trie-lookup", 1500),
+        ("-w1 -d5 --nr_entries 20000000 lpm-trie-lookup", 500),
         (
             "-w1 -d5 --nr_maps 3 local-storage-cache-hashmap-control",
-            1500,
+            500,
         ),
     ] {
         interrupted_in_set_up(line, Duration::from_millis(after));
