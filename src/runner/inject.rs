@@ -328,13 +328,14 @@ mod tests {
     #[test]
     fn sizing_blocks_alternate_without_and_with_the_spin() {
         // 25 iterations after an operation of 10: the median pair's block
-        // with the spin must be several times the slower (about 5 times
-        // here), however loaded the machine. A runner that spun in neither
-        // block, or in both, would read near 0, and one that spun in the
-        // block without it would read below 0.
+        // with the spin is the slower by about 0.7 of its time when idle
+        // (0.49 was seen in CI, where load lengthened the operation to
+        // 62 ns). A runner that spun in neither block, or in both, would
+        // read near 0, and one that spun in the block without it below 0:
+        // the floor of 0.2 parts those from a spin paid where it belongs.
         let odds = |m: &SpinEffect| m.slowdown / (1.0 - m.slowdown);
         let short = measured_in_blocks(25);
-        assert!(short.slowdown > 0.5, "{short:?}");
+        assert!(short.slowdown > 0.2, "{short:?}");
         // Sixteen times the iterations, about sixteen times the odds (the
         // spin's ns over the operation's): what sizing scales by. Only a
         // floor, eight times below: a runner that ignored the iterations
