@@ -5,6 +5,7 @@
 //! fault with its sentence and exit code; no password in any output.
 
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -235,12 +236,22 @@ fn a_batch_cut_in_the_middle_leaves_nothing() {
     // Another session deletes the third entry and holds its transaction
     // open: the batch's insert of that entry waits on it, its first two
     // inserted; then the server ends the batch's connection.
+    // The batch starts only once psql says the delete is done: a batch
+    // that ran first would find nothing to wait on (seen beside the VMs).
     let mut holder = pg
         .psql_command("batch")
         .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    feed(&mut holder, "BEGIN;\nDELETE FROM bench_entries;\n");
+    feed(
+        &mut holder,
+        "BEGIN;\nDELETE FROM bench_entries;\nSELECT 'held';\n",
+    );
+    let mut said = String::new();
+    let stdout = holder.stdout.as_mut().expect("a piped stdout");
+    BufReader::new(stdout).read_line(&mut said).unwrap();
+    assert_eq!(said.trim(), "held", "the holder's psql ended");
     let batch = add(&files).spawn().unwrap();
     let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bench' AND wait_event_type = 'Lock'";
     let start = Instant::now();
