@@ -91,8 +91,11 @@ def otava_cli(binary, history, workdir, args):
 
 
 def otava_tests(config):
+    """The test names of an otava.yaml: its keys two spaces in, which bench
+    writes as double-quoted YAML strings (JSON's escapes) or bare."""
     with open(config) as f:
-        return [line.strip().rstrip(":") for line in f if line.startswith("  ") and not line.startswith("   ")]
+        keys = [line.strip()[:-1] for line in f if line.startswith("  ") and not line.startswith("   ")]
+    return [json.loads(key) if key.startswith('"') else key for key in keys]
 
 
 def otava_analyze(config, test, *extra):
