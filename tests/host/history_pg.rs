@@ -402,3 +402,39 @@ fn each_fault_is_one_sentence_and_its_code() {
     // The foreign tables are left as they were.
     assert_eq!(pg.psql(&foreign, "SELECT count(*) FROM bench_entries"), "0");
 }
+
+#[test]
+fn tls_is_what_sslmode_asks_of_a_real_server() {
+    // The cluster's `tlsonly` database refuses TCP without TLS, so a store
+    // reached there was reached through TLS; its certificate names
+    // 127.0.0.1 alone and is signed by `ca.crt`.
+    let pg = cluster();
+    let db = pg.database("tlsonly");
+    let url = |host: &str, query: String| {
+        format!(
+            "postgresql://owner:{OWNER_PASSWORD}@{host}:{}/{db}?{query}",
+            pg.port
+        )
+    };
+    let roots =
+        |mode: &str, root: &str| format!("sslmode={mode}&sslrootcert={}", pg.root(root).display());
+    let plain = history(&url("127.0.0.1", "sslmode=disable".into()), &["init"]);
+    assert_one_clear_line(&plain, 7, "no encryption");
+    let out = history_ok(&url("127.0.0.1", "sslmode=require".into()), &["init"]);
+    assert_has(
+        &out.stdout,
+        "created the history postgresql://owner@127.0.0.1",
+    );
+    // prefer, the default, takes TLS where the server offers it.
+    history_ok(&url("127.0.0.1", String::new()), &["list"]);
+    history_ok(&url("127.0.0.1", roots("verify-full", "ca.crt")), &["list"]);
+    // verify-ca checks the chain alone; verify-full the name too.
+    history_ok(&url("localhost", roots("verify-ca", "ca.crt")), &["list"]);
+    let misnamed = history(&url("localhost", roots("verify-full", "ca.crt")), &["list"]);
+    assert_one_clear_line(&misnamed, 7, "certificate not valid for name \"localhost\"");
+    // Another CA's roots: the chain fails, whatever the mode's name check.
+    for mode in ["verify-ca", "verify-full"] {
+        let unknown = history(&url("127.0.0.1", roots(mode, "other-ca.crt")), &["list"]);
+        assert_one_clear_line(&unknown, 7, "invalid peer certificate");
+    }
+}

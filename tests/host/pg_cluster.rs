@@ -4,13 +4,16 @@
 //! folder, stopped and removed when the process exits. initdb refuses root:
 //! the cluster belongs to the `postgres` user (Debian's package makes it),
 //! else `nobody`. The owner `owner` logs in with a password over TCP (so a
-//! wrong one is refused); the socket trusts, for the tests' own psql.
+//! wrong one is refused); the socket trusts, for the tests' own psql. The
+//! server speaks TLS with a certificate for 127.0.0.1 signed by a CA of its
+//! own (`ca.crt`; `other-ca.crt` signed nothing), and the database `tlsonly`
+//! takes TCP connections with TLS alone.
 
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -32,6 +35,12 @@ pub fn cluster() -> &'static Cluster {
 }
 
 impl Cluster {
+    /// A root certificate in the cluster's folder: `ca.crt` signed the
+    /// server's, `other-ca.crt` did not.
+    pub fn root(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
     /// `postgresql://owner:PASSWORD@127.0.0.1:PORT/DB`.
     pub fn owner_url(&self, db: &str) -> String {
         self.url("owner", OWNER_PASSWORD, db)
@@ -134,6 +143,10 @@ fn start() -> Cluster {
         "initdb: {}",
         String::from_utf8_lossy(&init.stderr)
     );
+    certificates(&dir, uid, gid);
+    let mut hba = "hostnossl tlsonly all 127.0.0.1/32 reject\n".to_string();
+    hba += &fs::read_to_string(data.join("pg_hba.conf")).unwrap();
+    fs::write(data.join("pg_hba.conf"), hba).unwrap();
     let port = free_port();
     let log = fs::File::create(dir.join("server.log")).unwrap();
     std::os::unix::fs::chown(dir.join("server.log"), Some(uid), Some(gid)).unwrap();
@@ -151,7 +164,9 @@ fn start() -> Cluster {
                     socket_dir.display()
                 ))
                 .args(["-c", "fsync=off", "-c", "max_connections=60"])
-                .args(["-c", "shared_buffers=16MB"])
+                .args(["-c", "shared_buffers=16MB", "-c", "ssl=on"])
+                .args(["-c", "ssl_cert_file=../server.crt"])
+                .args(["-c", "ssl_key_file=../server.key"])
                 .stdout(Stdio::null())
                 .stderr(log)
                 .uid(uid)
@@ -176,6 +191,61 @@ fn start() -> Cluster {
     let cluster = Cluster { dir, port, bin };
     wait_ready(&cluster);
     cluster
+}
+
+/// openssl in `dir`: two CAs (P-256, two days), and the server's key and
+/// certificate (subjectAltName IP:127.0.0.1 alone) signed by the first; the
+/// key the server's user's alone, as the server demands.
+fn certificates(dir: &Path, uid: u32, gid: u32) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs (the postgresql package brings it)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+    for ca in ["ca", "other-ca"] {
+        let (crt, pem) = (format!("{ca}.crt"), format!("{ca}.key"));
+        let subject = format!("/CN=bench test {ca}");
+        let names = ["-subj", &subject, "-keyout", &pem, "-out", &crt];
+        openssl(&[&["req", "-x509", "-nodes", "-days", "2"][..], &key, &names].concat());
+    }
+    fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    let names = ["-keyout", "server.key", "-out", "server.csr"];
+    openssl(
+        &[
+            &["req", "-nodes", "-subj", "/CN=127.0.0.1"][..],
+            &key,
+            &names,
+        ]
+        .concat(),
+    );
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+        "-out",
+        "server.crt",
+    ]);
+    let server_key = dir.join("server.key");
+    std::os::unix::fs::chown(&server_key, Some(uid), Some(gid)).unwrap();
+    fs::set_permissions(&server_key, fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 /// At exit: an immediate shutdown, then the folder removed.
