@@ -186,7 +186,7 @@ fn twenty_writers_from_two_machines_keep_each_entry_once() {
 }
 
 #[test]
-fn a_run_whose_store_refuses_keeps_its_result_and_push_delivers_it_once() {
+fn a_run_whose_store_refuses_or_is_down_keeps_its_result_and_push_delivers_it_once() {
     let dir = tempdir("pg-spool");
     let url = initialised("spool");
     let pg = cluster();
@@ -211,10 +211,44 @@ fn a_run_whose_store_refuses_keeps_its_result_and_push_delivers_it_once() {
     let again = history_in(&dir, &url, &["push"]);
     assert_has(&again.stdout, "nothing to push");
     assert_eq!(pg.psql("spool", "SELECT count(*) FROM bench_entries"), "1");
+    // A server that is down, then back: nothing listens on a port, then a
+    // forwarder to the cluster does. The spool is the store's: the same URL
+    // pushes it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let down =
+        format!("postgresql://owner:{OWNER_PASSWORD}@127.0.0.1:{port}/spool?sslmode=disable");
+    let mut cmd = Command::new(bench_bin());
+    cmd.args([
+        "-q",
+        "-r",
+        "30000",
+        "--history",
+        &down,
+        "trig-syscall-count",
+    ])
+    .env("BENCH_SPOOL", &dir);
+    let out = checked(run_cmd(cmd));
+    assert_has(&out.stdout, "Executed 30000 calls of trig-syscall-count");
+    assert_one_clear_line(&out, 7, "cannot reach the history");
+    assert_has(&out.stderr, &format!("kept in {}", dir.display()));
+    forward(port, pg.port);
+    let back = history_in(&dir, &down, &["push"]);
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_has(&back.stdout, "1 new entries of 1");
+    assert_has(
+        &history_in(&dir, &down, &["push"]).stdout,
+        "nothing to push",
+    );
+    assert_eq!(pg.psql("spool", "SELECT count(*) FROM bench_entries"), "2");
     for file in fs::read_dir(&dir).unwrap().flatten() {
         let bytes = fs::read(file.path()).unwrap_or_default();
         let text = String::from_utf8_lossy(&bytes);
-        assert!(!text.contains("Not-the-pw-0000"), "{:?}", file.path());
+        for password in ["Not-the-pw-0000", OWNER_PASSWORD] {
+            assert!(!text.contains(password), "{:?}", file.path());
+        }
     }
 }
 
@@ -437,4 +471,28 @@ fn tls_is_what_sslmode_asks_of_a_real_server() {
         let unknown = history(&url("127.0.0.1", roots(mode, "other-ca.crt")), &["list"]);
         assert_one_clear_line(&unknown, 7, "invalid peer certificate");
     }
+}
+
+/// Forwards every connection to 127.0.0.1:`from` to the cluster's `to`, for
+/// as long as the test process lives: a server that comes back.
+fn forward(from: u16, to: u16) {
+    let listener =
+        std::net::TcpListener::bind(("127.0.0.1", from)).expect("the port is free again");
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", to)) else {
+                continue;
+            };
+            let (Ok(client_read), Ok(server_read)) = (client.try_clone(), server.try_clone())
+            else {
+                continue;
+            };
+            for (mut from, mut to) in [(client_read, server), (server_read, client)] {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        }
+    });
 }
