@@ -16,14 +16,38 @@ pub fn bench_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bench"))
 }
 
+/// The directories the tests made, removed when the test process exits (a
+/// whole suite left some 440 behind in /tmp, and a copy of the binary).
+static MADE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn remove_at_exit(dir: &Path) {
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a plain function for the process's exit.
+    AT_EXIT.call_once(|| unsafe {
+        libc::atexit(remove_made);
+    });
+    MADE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.to_path_buf());
+}
+
+extern "C" fn remove_made() {
+    if let Ok(made) = MADE.lock() {
+        for dir in made.iter() {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// A fresh, empty directory for one test, named by `tag` (unique among the
-/// tests of one file) and the test process. Others may read it: a binary
-/// copied into it runs as another user too.
+/// tests of one file) and the test process, removed when the process exits.
+/// Others may read it: a binary copied into it runs as another user too.
 pub fn tempdir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("bench-test-{tag}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    remove_at_exit(&dir);
     dir
 }
 
@@ -357,7 +381,7 @@ pub fn processes_of(bin: &Path) -> Vec<i32> {
 }
 
 /// A copy of the binary that `nobody` can run (the build directory may be
-/// closed to it), made once per test process and kept until it exits.
+/// closed to it), made once per test process and removed when it exits.
 pub fn nobody_copy() -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     static COPY: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
@@ -367,6 +391,8 @@ pub fn nobody_copy() -> PathBuf {
             .tempdir()
             .unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A static is never dropped: the folder goes at exit.
+        remove_at_exit(dir.path());
         let copy = dir.path().join("bench");
         std::fs::copy(bench_bin(), &copy).unwrap();
         std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();

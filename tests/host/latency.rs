@@ -165,9 +165,9 @@ fn printed_percentiles_are_monotone_and_the_json_reproduces_them() {
         p50 > 0.0 && p50 <= 2.0 * mean * 1.002 + 1.0,
         "p50 {p50}, mean {mean}"
     );
-    // The measured seconds only: their hits, give or take the bursts that
+    // The measured ticks only: their hits, give or take the bursts that
     // straddle the ticks (a burst lasts about a millisecond, at most two,
-    // and a run's measured seconds have two ends).
+    // and a run's measured ticks have two ends).
     let file = ResultFile::load(&json).unwrap();
     let hits: u64 = file.runs[0]
         .samples()
@@ -176,8 +176,9 @@ fn printed_percentiles_are_monotone_and_the_json_reproduces_them() {
         .filter_map(|s| s.value(0))
         .sum();
     let timed = latency.percentiles.count;
-    let per_second = hits / latency.seconds.len().max(1) as u64;
-    let straddled = 2 * 2 * per_second / 1000 + 4 * 64;
+    let tick_ms = u64::from(file.options.test_tick_ms.unwrap_or(1000));
+    let per_tick = hits / latency.seconds.len().max(1) as u64;
+    let straddled = 2 * 2 * per_tick / tick_ms + 4 * 64;
     assert!(
         timed.abs_diff(hits) <= straddled,
         "{timed} timed, {hits} hits"
