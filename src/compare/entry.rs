@@ -148,8 +148,9 @@ fn option_set(file: &ResultFile, run: &RunRecord) -> BTreeMap<String, String> {
 /// The test tick `compare` runs under (`BENCH_TEST_TICK_MS`, valid), if
 /// any: the test suite's, comparing its own files.
 fn suite_tick() -> Option<u32> {
-    std::env::var_os(crate::config::TEST_TICK_ENV)?;
-    crate::config::tick_from_env().ok()
+    crate::config::tick_from_env()
+        .ok()
+        .filter(|&tick| tick != crate::config::SECOND_MS)
 }
 
 /// A result file read, and brought to today's layout when it is of an

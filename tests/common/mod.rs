@@ -273,9 +273,10 @@ fn on_real_tick() -> bool {
 /// Gives `cmd` the test tick unless the test is on the real one or the
 /// command says what its tick is (set or removed).
 fn with_test_tick(cmd: &mut Command) {
-    let said = cmd.get_envs().any(|(key, _)| key == "BENCH_TEST_TICK_MS");
+    use bench::config::TEST_TICK_ENV;
+    let said = cmd.get_envs().any(|(key, _)| key == TEST_TICK_ENV);
     if !said && !on_real_tick() {
-        cmd.env("BENCH_TEST_TICK_MS", TEST_TICK_MS.to_string());
+        cmd.env(TEST_TICK_ENV, TEST_TICK_MS.to_string());
     }
 }
 

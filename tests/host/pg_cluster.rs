@@ -55,17 +55,11 @@ impl Cluster {
 
     /// Runs `sql` as the owner through the socket; panics on failure.
     pub fn psql(&self, db: &str, sql: &str) -> String {
-        let out = self
-            .psql_command(db)
-            .args(["-c", sql])
-            .output()
-            .expect("psql runs");
-        assert!(
-            out.status.success(),
-            "psql {sql}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = succeeded(
+            self.psql_command(db).args(["-c", sql]),
+            &format!("psql {sql}"),
         );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        String::from_utf8_lossy(&out).trim().to_string()
     }
 
     /// psql as the owner through the socket, unaligned, tuples only.
@@ -128,20 +122,16 @@ fn start() -> Cluster {
     fs::write(&pwfile, OWNER_PASSWORD).unwrap();
     std::os::unix::fs::chown(&pwfile, Some(uid), Some(gid)).unwrap();
     let data = dir.join("data");
-    let init = Command::new(bin.join("initdb"))
-        .args(["-D", data.to_str().unwrap(), "-U", "owner", "--no-sync"])
-        .args(["--auth-local=trust", "--auth-host=scram-sha-256"])
-        .arg(format!("--pwfile={}", pwfile.display()))
-        .args(["-E", "UTF8", "--locale=C"])
-        .uid(uid)
-        .gid(gid)
-        .current_dir(&dir)
-        .output()
-        .expect("initdb runs");
-    assert!(
-        init.status.success(),
-        "initdb: {}",
-        String::from_utf8_lossy(&init.stderr)
+    succeeded(
+        Command::new(bin.join("initdb"))
+            .args(["-D", data.to_str().unwrap(), "-U", "owner", "--no-sync"])
+            .args(["--auth-local=trust", "--auth-host=scram-sha-256"])
+            .arg(format!("--pwfile={}", pwfile.display()))
+            .args(["-E", "UTF8", "--locale=C"])
+            .uid(uid)
+            .gid(gid)
+            .current_dir(&dir),
+        "initdb",
     );
     certificates(&dir, uid, gid);
     let mut hba = "hostnossl tlsonly all 127.0.0.1/32 reject\n".to_string();
@@ -198,15 +188,10 @@ fn start() -> Cluster {
 /// key the server's user's alone, as the server demands.
 fn certificates(dir: &Path, uid: u32, gid: u32) {
     let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl runs (the postgresql package brings it)");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        // The postgresql package brings openssl.
+        succeeded(
+            Command::new("openssl").args(args).current_dir(dir),
+            &format!("openssl {args:?}"),
         );
     };
     let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
@@ -246,6 +231,18 @@ fn certificates(dir: &Path, uid: u32, gid: u32) {
     let server_key = dir.join("server.key");
     std::os::unix::fs::chown(&server_key, Some(uid), Some(gid)).unwrap();
     fs::set_permissions(&server_key, fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+/// Runs `cmd` to its end; panics with `what` and its stderr unless it
+/// succeeded. Its stdout.
+fn succeeded(cmd: &mut Command, what: &str) -> Vec<u8> {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 /// At exit: an immediate shutdown, then the folder removed.
