@@ -7,9 +7,10 @@
 #   --browser     Debian's chromium too: the test of `bench history report`'s page
 #                 opens it in a headless browser (the test command installs it
 #                 beside the build; the tool itself never needs it)
-#   --postgresql  Debian's PostgreSQL server too: the tests of the PostgreSQL
-#                 history start a throwaway cluster of their own (the test
-#                 command installs it beside the build; bench never needs it)
+#   --postgresql  Debian's PostgreSQL server too, and openssl: the tests of
+#                 the PostgreSQL history start a throwaway cluster of their
+#                 own, with TLS from a CA they make (the test command
+#                 installs them beside the build; bench never needs them)
 set -euo pipefail
 
 # groff-base: the man page test checks `bench man` with groff; jq: the
@@ -26,7 +27,7 @@ fi
 for option in "$@"; do
 	case $option in
 	--browser) packages+=(chromium) ;;
-	--postgresql) packages+=(postgresql) ;;
+	--postgresql) packages+=(postgresql openssl) ;;
 	*) echo "install-deps: unknown option '$option' (--browser and --postgresql are the options)" >&2; exit 2 ;;
 	esac
 done
