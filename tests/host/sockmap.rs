@@ -150,16 +150,16 @@ fn a_fixed_run_reads_every_byte_with_a_delayed_reader_or_a_parser() {
     assert_nothing_left();
 }
 
-/// A timed run of the default mode reads a fraction of what it sent (the
+/// A timed run of the default mode may read a fraction of what it sent (the
 /// kernel queues the redirected bytes for c2 without waiting for it): the
 /// run says where the rest is, before its Summary, which stays last.
 #[test]
 fn a_timed_run_says_where_the_bytes_it_did_not_read_are() {
-    // A tenth of a second's bytes may all be read by its end: a second's
-    // leave some queued.
-    real_tick();
+    // A reader that starts after the run has ended reads nothing, however
+    // fast the machine: an undelayed one read 90.2 % of a second's bytes in
+    // CI, past the note's 90 %.
     let _lock = probe_lock();
-    let out = bench_ok("-w0 -d1 sockmap");
+    let out = bench_ok("-w0 -d1 --delay-consumer 5 sockmap");
     let lines: Vec<&str> = out.stdout.lines().collect();
     let note = lines[lines.len() - 2];
     assert!(
